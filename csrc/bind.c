@@ -1,0 +1,866 @@
+/* bind.c: the Python module msim._core. Turns NumPy arrays into core calls and status codes
+ * into exceptions; holds no physics. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+#include <numpy/arrayobject.h>
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "msim.h"
+
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
+#define BOUND_TEXT TEXT(MS_BOUND)
+
+/* ---------------------------------------------------------------- module state */
+
+typedef struct {
+  PyObject *Error;
+  PyObject *DivergenceError;
+  PyObject *NotPositiveDefiniteError;
+  PyObject *CholmodError;
+  PyObject *SystemType;
+} mod_state;
+
+static struct PyModuleDef core_module;
+
+static mod_state *state_of(PyObject *self) {
+  PyObject *mod = PyType_GetModuleByDef(Py_TYPE(self), &core_module);
+  return mod ? PyModule_GetState(mod) : NULL;
+}
+
+/* method names, in ms_method order */
+static const char *method_names[MS_NMETHOD] = {
+    [MS_EXPLICIT_EULER] = "explicit_euler",
+    [MS_SYMPLECTIC_EULER] = "symplectic_euler",
+};
+
+/* ---------------------------------------------------------------- argument checking */
+
+/* text of an array's shape, like "(4, 2)" */
+static void shape_text(PyArrayObject *a, char *buf, size_t size) {
+  int len = snprintf(buf, size, "(");
+  for (int i = 0; i < PyArray_NDIM(a) && len < (int)size; i++)
+    len += snprintf(buf + len, size - len, i ? ", %zd" : "%zd", (Py_ssize_t)PyArray_DIM(a, i));
+  if (len < (int)size) snprintf(buf + len, size - len, PyArray_NDIM(a) == 1 ? ",)" : ")");
+}
+
+/* obj as a C-contiguous native array of type typenum (NPY_DOUBLE or NPY_INT64); the dtype
+ * kind must be real (or integer for NPY_INT64), else TypeError naming the argument */
+static PyArrayObject *to_array(PyObject *obj, const char *name, int typenum) {
+  PyArrayObject *any = (PyArrayObject *)PyArray_FROM_O(obj);
+  if (!any) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s: expected an array of %s, got a %.100s that NumPy cannot "
+                 "turn into one (ragged or mixed?)", name,
+                 typenum == NPY_DOUBLE ? "real numbers" : "integers", Py_TYPE(obj)->tp_name);
+    return NULL;
+  }
+  char kind = PyArray_DESCR(any)->kind;
+  int ok = kind == 'i' || kind == 'u' || (typenum == NPY_DOUBLE && kind == 'f');
+  if (!ok) {
+    PyErr_Format(PyExc_TypeError, "%s: expected an array of %s, got dtype %S", name,
+                 typenum == NPY_DOUBLE ? "real numbers" : "integers", PyArray_DESCR(any));
+    Py_DECREF(any);
+    return NULL;
+  }
+  PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_OTF(
+      (PyObject *)any, typenum, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+  Py_DECREF(any);
+  return arr;
+}
+
+/* ValueError unless a has ndim dims and the given sizes (-1: any size) */
+static int check_shape(PyArrayObject *a, const char *name, int ndim, npy_intp d0, npy_intp d1,
+                       const char *expected) {
+  int ok = PyArray_NDIM(a) == ndim && (d0 < 0 || PyArray_DIM(a, 0) == d0) &&
+           (ndim < 2 || d1 < 0 || PyArray_DIM(a, 1) == d1);
+  if (ok) return 0;
+  char got[128];
+  shape_text(a, got, sizeof(got));
+  PyErr_Format(PyExc_ValueError, "%s: expected an array of shape %s, got shape %s", name,
+               expected, got);
+  return -1;
+}
+
+/* ValueError unless every value is finite and >= lo (> lo when strict); n < 0 means one
+ * scalar value, reported without an index */
+static int check_values(const double *v, npy_intp n, const char *name, double lo, int strict) {
+  for (npy_intp i = 0; i < (n < 0 ? 1 : n); i++) {
+    if (isfinite(v[i]) && (strict ? v[i] > lo : v[i] >= lo)) continue;
+    PyObject *val = PyFloat_FromDouble(v[i]), *bound = PyFloat_FromDouble(lo);
+    PyObject *where = n < 0 ? PyUnicode_FromString("")
+                            : PyUnicode_FromFormat(" at flat index %zd", (Py_ssize_t)i);
+    if (val && bound && where && !isfinite(lo))
+      PyErr_Format(PyExc_ValueError, "%s: expected finite values, got %R%U", name, val, where);
+    else if (val && bound && where)
+      PyErr_Format(PyExc_ValueError, "%s: expected finite values %s %R, got %R%U", name,
+                   strict ? ">" : ">=", bound, val, where);
+    Py_XDECREF(val);
+    Py_XDECREF(bound);
+    Py_XDECREF(where);
+    return -1;
+  }
+  return 0;
+}
+
+/* validated (n,3) array of finite reals; n < 0 accepts any count */
+static PyArrayObject *get_points(PyObject *obj, const char *name, npy_intp n) {
+  PyArrayObject *a = to_array(obj, name, NPY_DOUBLE);
+  if (!a) return NULL;
+  char expected[64];
+  if (n < 0)
+    snprintf(expected, sizeof(expected), "(n, 3)");
+  else
+    snprintf(expected, sizeof(expected), "(%zd, 3)", (Py_ssize_t)n);
+  if (check_shape(a, name, 2, n, 3, expected) ||
+      check_values(PyArray_DATA(a), PyArray_SIZE(a), name, -INFINITY, 0)) {
+    Py_DECREF(a);
+    return NULL;
+  }
+  return a;
+}
+
+/* validated (m,2) edge array: indices in [0, nv), no self-loops */
+static PyArrayObject *get_edges(PyObject *obj, npy_intp nv) {
+  PyArrayObject *a = to_array(obj, "edges", NPY_INT64);
+  if (!a) return NULL;
+  if (check_shape(a, "edges", 2, -1, 2, "(m, 2)")) goto fail;
+  const int64_t *e = PyArray_DATA(a);
+  for (npy_intp s = 0; s < PyArray_DIM(a, 0); s++) {
+    for (int t = 0; t < 2; t++)
+      if (e[2 * s + t] < 0 || e[2 * s + t] >= nv) {
+        PyErr_Format(PyExc_ValueError,
+                     "edges: expected vertex indices in [0, %zd), got %lld in row %zd",
+                     (Py_ssize_t)nv, (long long)e[2 * s + t], (Py_ssize_t)s);
+        goto fail;
+      }
+    if (e[2 * s] == e[2 * s + 1]) {
+      PyErr_Format(PyExc_ValueError,
+                   "edges: expected two distinct vertices per spring, got a self-loop "
+                   "(%lld, %lld) in row %zd",
+                   (long long)e[2 * s], (long long)e[2 * s], (Py_ssize_t)s);
+      goto fail;
+    }
+  }
+  return a;
+fail:
+  Py_DECREF(a);
+  return NULL;
+}
+
+/* write a scalar or (n,) array of values >= lo (> lo when strict) into out[n]; out is
+ * untouched on error */
+static int get_per(PyObject *obj, const char *name, npy_intp n, const char *per, double lo,
+                   int strict, double *out) {
+  PyArrayObject *a = to_array(obj, name, NPY_DOUBLE);
+  if (!a) return -1;
+  if (PyArray_NDIM(a) != 0) {
+    char expected[96];
+    snprintf(expected, sizeof(expected), "(%zd,) (one per %s) or a scalar", (Py_ssize_t)n, per);
+    if (check_shape(a, name, 1, n, -1, expected)) goto fail;
+  }
+  const double *v = PyArray_DATA(a);
+  if (check_values(v, PyArray_SIZE(a), name, lo, strict)) goto fail;
+  for (npy_intp i = 0; i < n; i++) out[i] = PyArray_NDIM(a) ? v[i] : v[0];
+  Py_DECREF(a);
+  return 0;
+fail:
+  Py_DECREF(a);
+  return -1;
+}
+
+/* write the fixed mask from None, a boolean (nv,) mask or vertex indices into out[nv] */
+static int get_fixed(PyObject *obj, npy_intp nv, unsigned char *out) {
+  if (obj == Py_None) {
+    memset(out, 0, nv);
+    return 0;
+  }
+  PyArrayObject *probe = (PyArrayObject *)PyArray_FROM_O(obj);
+  if (probe && PyArray_DESCR(probe)->kind == 'b') {
+    PyArrayObject *mask = (PyArrayObject *)PyArray_FROM_OTF((PyObject *)probe, NPY_BOOL,
+                                                            NPY_ARRAY_IN_ARRAY);
+    Py_DECREF(probe);
+    if (!mask) return -1;
+    char expected[64];
+    snprintf(expected, sizeof(expected), "(%zd,) for a boolean mask", (Py_ssize_t)nv);
+    if (check_shape(mask, "fixed", 1, nv, -1, expected)) {
+      Py_DECREF(mask);
+      return -1;
+    }
+    memcpy(out, PyArray_DATA(mask), nv);
+    Py_DECREF(mask);
+    return 0;
+  }
+  Py_XDECREF(probe);
+  PyErr_Clear();
+  PyArrayObject *idx = to_array(obj, "fixed", NPY_INT64);
+  if (!idx) return -1;
+  if (PyArray_NDIM(idx) > 1) {
+    check_shape(idx, "fixed", 1, -1, -1, "(k,) of vertex indices");
+    Py_DECREF(idx);
+    return -1;
+  }
+  const int64_t *v = PyArray_DATA(idx);
+  for (npy_intp i = 0; i < PyArray_SIZE(idx); i++)
+    if (v[i] < 0 || v[i] >= nv) {
+      PyErr_Format(PyExc_ValueError, "fixed: expected vertex indices in [0, %zd), got %lld",
+                   (Py_ssize_t)nv, (long long)v[i]);
+      Py_DECREF(idx);
+      return -1;
+    }
+  memset(out, 0, nv);
+  for (npy_intp i = 0; i < PyArray_SIZE(idx); i++) out[v[i]] = 1;
+  Py_DECREF(idx);
+  return 0;
+}
+
+/* write a finite 3-vector into out */
+static int get_vec3(PyObject *obj, const char *name, double *out) {
+  PyArrayObject *a = to_array(obj, name, NPY_DOUBLE);
+  if (!a) return -1;
+  int bad = check_shape(a, name, 1, 3, -1, "(3,)") ||
+            check_values(PyArray_DATA(a), 3, name, -INFINITY, 0);
+  if (!bad) memcpy(out, PyArray_DATA(a), 3 * sizeof(double));
+  Py_DECREF(a);
+  return bad ? -1 : 0;
+}
+
+/* a finite real >= lo */
+static int get_real(PyObject *obj, const char *name, double lo, int strict, double *out) {
+  if (!PyNumber_Check(obj) || PyComplex_Check(obj) || PyBool_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "%s: expected a real number, got %.100s", name,
+                 Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  double v = PyFloat_AsDouble(obj);
+  if (v == -1.0 && PyErr_Occurred()) return -1;
+  if (check_values(&v, -1, name, lo, strict)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- the System type */
+
+typedef struct {
+  PyObject_HEAD
+  ms_model m;
+  ms_data d;
+  PyThread_type_lock lock; /* serialises stepping and state access across threads */
+  int ready;
+} SystemObject;
+
+/* take the System's lock, letting other threads run while waiting */
+static void sys_lock(SystemObject *s) {
+  if (PyThread_acquire_lock(s->lock, NOWAIT_LOCK)) return;
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(s->lock, WAIT_LOCK);
+  Py_END_ALLOW_THREADS
+}
+
+static int check_ready(SystemObject *s) {
+  if (s->ready) return 0;
+  PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
+  return -1;
+}
+
+/* new (n,3) or (n,) double array copied from src */
+static PyObject *array_copy(const double *src, npy_intp n, int cols) {
+  npy_intp dims[2] = {n, cols};
+  PyObject *a = PyArray_SimpleNew(cols ? 2 : 1, dims, NPY_DOUBLE);
+  if (a) memcpy(PyArray_DATA((PyArrayObject *)a), src, sizeof(double) * n * (cols ? cols : 1));
+  return a;
+}
+
+static void System_dealloc(SystemObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  ms_data_free(&self->d);
+  ms_model_free(&self->m);
+  if (self->lock) PyThread_free_lock(self->lock);
+  tp->tp_free((PyObject *)self);
+  Py_DECREF(tp);
+}
+
+/* rest lengths from vertex positions */
+static void rest_from_positions(ms_model *m, const double *x) {
+  for (int s = 0; s < m->ns; s++) {
+    const double *a = x + 3 * m->edge[2 * s], *b = x + 3 * m->edge[2 * s + 1];
+    double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    m->rest[s] = sqrt(dx * dx + dy * dy + dz * dz);
+  }
+}
+
+/* build a model and data from the arguments; on error nothing is left allocated */
+static int build(ms_model *m, ms_data *d, PyObject *vertices, PyObject *edges, PyObject *mass,
+                 PyObject *stiffness, PyObject *rest, PyObject *fixed, PyObject *gravity,
+                 PyObject *damping) {
+  PyArrayObject *x = get_points(vertices, "vertices", -1), *e = NULL;
+  if (!x) return -1;
+  npy_intp nv = PyArray_DIM(x, 0);
+  e = get_edges(edges, nv);
+  if (!e) goto fail_arrays;
+  npy_intp ns = PyArray_DIM(e, 0);
+  if (nv > INT_MAX / 4 || ns > INT_MAX / 4) {
+    PyErr_Format(PyExc_ValueError, "vertices: expected at most %d vertices and springs, got %zd "
+                 "and %zd", INT_MAX / 4, (Py_ssize_t)nv, (Py_ssize_t)ns);
+    goto fail_arrays;
+  }
+  if (ms_model_alloc(m, (int)nv, (int)ns) != MS_OK) {
+    PyErr_NoMemory();
+    goto fail_arrays;
+  }
+  for (npy_intp i = 0; i < 2 * ns; i++) m->edge[i] = (int)((int64_t *)PyArray_DATA(e))[i];
+
+  // parameters, each validated before it is written
+  if (rest == Py_None)
+    rest_from_positions(m, PyArray_DATA(x));
+  else if (get_per(rest, "rest_lengths", ns, "spring", 0, 0, m->rest))
+    goto fail_model;
+  if (get_per(mass, "mass", nv, "vertex", 0, 1, m->mass) ||
+      get_per(stiffness, "stiffness", ns, "spring", 0, 0, m->k) ||
+      get_fixed(fixed, nv, m->fixed) || get_vec3(gravity, "gravity", m->gravity) ||
+      get_real(damping, "damping", 0, 0, &m->damping))
+    goto fail_model;
+  ms_model_update(m, 1);
+
+  // state: at rest in the given positions
+  if (ms_data_alloc(d, m) != MS_OK) {
+    PyErr_NoMemory();
+    goto fail_model;
+  }
+  memcpy(d->x, PyArray_DATA(x), sizeof(double) * 3 * nv);
+  Py_DECREF(x);
+  Py_DECREF(e);
+  return 0;
+fail_model:
+  ms_model_free(m);
+fail_arrays:
+  Py_XDECREF(x);
+  Py_XDECREF(e);
+  return -1;
+}
+
+static int System_init(SystemObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"vertices", "edges",   "mass",    "stiffness", "rest_lengths",
+                           "fixed",    "gravity", "damping", NULL};
+  PyObject *vertices, *edges, *mass = NULL, *stiffness = NULL, *rest = Py_None,
+                              *fixed = Py_None, *gravity = NULL, *damping = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOO:System", kwlist, &vertices, &edges,
+                                   &mass, &stiffness, &rest, &fixed, &gravity, &damping))
+    return -1;
+
+  // defaults of the public contract
+  PyObject *dmass = PyFloat_FromDouble(0.01), *dk = PyFloat_FromDouble(1000.0),
+           *dg = Py_BuildValue("(ddd)", 0.0, -9.81, 0.0), *dd = PyFloat_FromDouble(0.0);
+  ms_model m;
+  ms_data d;
+  int err = !dmass || !dk || !dg || !dd ||
+            build(&m, &d, vertices, edges, mass ? mass : dmass, stiffness ? stiffness : dk, rest,
+                  fixed, gravity ? gravity : dg, damping ? damping : dd);
+  Py_XDECREF(dmass);
+  Py_XDECREF(dk);
+  Py_XDECREF(dg);
+  Py_XDECREF(dd);
+  if (err) return -1;
+
+  // swap the new system in; a re-initialised object drops its old one
+  if (!self->lock && !(self->lock = PyThread_allocate_lock())) {
+    ms_data_free(&d);
+    ms_model_free(&m);
+    PyErr_NoMemory();
+    return -1;
+  }
+  sys_lock(self);
+  if (self->ready) {
+    ms_data_free(&self->d);
+    ms_model_free(&self->m);
+  }
+  self->m = m;
+  self->d = d;
+  self->ready = 1;
+  PyThread_release_lock(self->lock);
+  return 0;
+}
+
+/* raise type(msg) with integer attributes a1 (and a2 when named); steals msg */
+static void raise_with(PyObject *type, PyObject *msg, const char *a1, long long v1,
+                       const char *a2, long long v2) {
+  if (!msg) return;
+  PyObject *exc = PyObject_CallOneArg(type, msg);
+  Py_DECREF(msg);
+  PyObject *o1 = PyLong_FromLongLong(v1), *o2 = PyLong_FromLongLong(v2);
+  int err = !exc || !o1 || !o2 || PyObject_SetAttrString(exc, a1, o1) ||
+            (a2 && PyObject_SetAttrString(exc, a2, o2));
+  if (!err) PyErr_SetObject(type, exc);
+  Py_XDECREF(o1);
+  Py_XDECREF(o2);
+  Py_XDECREF(exc);
+}
+
+/* raise the exception that matches a failed step */
+static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *info,
+                              const char *method, double h) {
+  mod_state *ms = state_of((PyObject *)self);
+  PyObject *hobj = PyFloat_FromDouble(h);
+  if (!ms || !hobj) {
+    Py_XDECREF(hobj);
+    return NULL;
+  }
+  switch (st) {
+    case MS_ENOMEM:
+      PyErr_NoMemory();
+      break;
+    case MS_EDIVERGED:
+      raise_with(ms->DivergenceError,
+                 PyUnicode_FromFormat("%s diverged at step %lld (dt=%R): vertex %d has a "
+                                      "non-finite or absurd (> " BOUND_TEXT ") position or velocity; the "
+                                      "state is left as it was before the step",
+                                      method, (long long)self->d.nstep, hobj, info->bad),
+                 "step", self->d.nstep, "vertex", info->bad);
+      break;
+    case MS_ENOTPD:
+      raise_with(ms->NotPositiveDefiniteError,
+                 PyUnicode_FromFormat("%s (dt=%R): the system matrix is not positive definite "
+                                      "(CHOLMOD stopped at column %d); choose an spd option "
+                                      "other than 'none'; the state is left as it was",
+                                      method, hobj, info->bad),
+                 "column", info->bad, NULL, 0);
+      break;
+    case MS_ECHOLMOD:
+      PyErr_Format(ms->CholmodError, "%s (dt=%R): CHOLMOD failed; the state is left as it was",
+                   method, hobj);
+      break;
+    default:
+      PyErr_Format(PyExc_ValueError, "%s (dt=%R): invalid step arguments (status %d)", method,
+                   hobj, (int)st);
+  }
+  Py_DECREF(hobj);
+  return NULL;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* _step(dt, method, *, iterations, tol) -> (iterations, converged, residuals, objectives, s) */
+static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"dt", "method", "iterations", "tol", NULL};
+  PyObject *dtobj;
+  const char *name;
+  ms_opt opt = {.iterations = 1, .tol = 0.0};
+  if (check_ready(self) ||
+      !PyArg_ParseTupleAndKeywords(args, kw, "Os|$id:_step", kwlist, &dtobj, &name,
+                                   &opt.iterations, &opt.tol))
+    return NULL;
+  double h;
+  if (get_real(dtobj, "dt", 0, 1, &h)) return NULL;
+  int method = -1;
+  for (int i = 0; i < MS_NMETHOD; i++)
+    if (method_names[i] && !strcmp(name, method_names[i])) method = i;
+  if (method < 0) {
+    PyErr_Format(PyExc_ValueError, "method: expected one of the integrator names, got '%s'",
+                 name);
+    return NULL;
+  }
+  if (opt.iterations < 1) {
+    PyErr_Format(PyExc_ValueError, "iterations: expected an integer >= 1, got %d",
+                 opt.iterations);
+    return NULL;
+  }
+  if (check_values(&opt.tol, -1, "tol", 0, 0)) return NULL;
+
+  // step without the GIL, one thread per System at a time
+  ms_info info;
+  ms_status st;
+  double t0, t1;
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  t0 = now();
+  st = ms_data_reserve(&self->d, opt.iterations + 1);
+  if (st == MS_OK) st = ms_step(&self->m, &self->d, (ms_method)method, h, &opt, &info);
+  t1 = now();
+  PyThread_release_lock(self->lock);
+  Py_END_ALLOW_THREADS
+  if (st != MS_OK) return raise_status(self, st, &info, name, h);
+
+  PyObject *res = array_copy(self->d.hres, info.nhist, 0);
+  PyObject *obj = array_copy(self->d.hobj, info.nhist, 0);
+  if (!res || !obj) {
+    Py_XDECREF(res);
+    Py_XDECREF(obj);
+    return NULL;
+  }
+  return Py_BuildValue("(iONNd)", info.iters, info.converged ? Py_True : Py_False, res, obj,
+                       t1 - t0);
+}
+
+/* energy() -> {"kinetic", "spring", "gravity", "total"} in joules */
+static PyObject *System_energy(SystemObject *self, PyObject *unused) {
+  if (check_ready(self)) return NULL;
+  double ek, es, eg;
+  sys_lock(self);
+  ms_energy(&self->m, &self->d, &ek, &es, &eg);
+  PyThread_release_lock(self->lock);
+  return Py_BuildValue("{sdsdsdsd}", "kinetic", ek, "spring", es, "gravity", eg, "total",
+                       ek + es + eg);
+}
+
+/* forces() -> (n,3) spring plus gravity force on every vertex [N], fixed ones included */
+static PyObject *System_forces(SystemObject *self, PyObject *unused) {
+  if (check_ready(self)) return NULL;
+  npy_intp dims[2] = {self->m.nv, 3};
+  PyObject *f = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0);
+  if (!f) return NULL;
+  sys_lock(self);
+  ms_spring_forces(&self->m, self->d.x, PyArray_DATA((PyArrayObject *)f));
+  ms_add_gravity(&self->m, PyArray_DATA((PyArrayObject *)f));
+  PyThread_release_lock(self->lock);
+  return f;
+}
+
+/* set_state(positions, velocities, time=0.0, steps=0): all validated before any is written */
+static PyObject *System_set_state(SystemObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"positions", "velocities", "time", "steps", NULL};
+  PyObject *pos, *vel, *timeobj = NULL;
+  long long steps = 0;
+  double t = 0.0;
+  if (check_ready(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OO|OL:_set_state", kwlist,
+                                                        &pos, &vel, &timeobj, &steps))
+    return NULL;
+  if (timeobj && get_real(timeobj, "time", -INFINITY, 0, &t)) return NULL;
+  if (steps < 0) {
+    PyErr_Format(PyExc_ValueError, "steps: expected an integer >= 0, got %lld", steps);
+    return NULL;
+  }
+  PyArrayObject *x = get_points(pos, "positions", self->m.nv);
+  PyArrayObject *v = x ? get_points(vel, "velocities", self->m.nv) : NULL;
+  if (v) {
+    sys_lock(self);
+    memcpy(self->d.x, PyArray_DATA(x), sizeof(double) * 3 * self->m.nv);
+    memcpy(self->d.v, PyArray_DATA(v), sizeof(double) * 3 * self->m.nv);
+    self->d.time = t;
+    self->d.nstep = steps;
+    PyThread_release_lock(self->lock);
+  }
+  Py_XDECREF(x);
+  Py_XDECREF(v);
+  if (!v) return NULL;
+  Py_RETURN_NONE;
+}
+
+/* ---------------------------------------------------------------- properties */
+
+static int refuse_delete(PyObject *value, const char *name) {
+  if (value) return 0;
+  PyErr_Format(PyExc_AttributeError, "%s cannot be deleted", name);
+  return -1;
+}
+
+static PyObject *get_positions(SystemObject *self, void *c) {
+  if (check_ready(self)) return NULL;
+  sys_lock(self);
+  PyObject *a = array_copy(self->d.x, self->m.nv, 3);
+  PyThread_release_lock(self->lock);
+  return a;
+}
+
+static PyObject *get_velocities(SystemObject *self, void *c) {
+  if (check_ready(self)) return NULL;
+  sys_lock(self);
+  PyObject *a = array_copy(self->d.v, self->m.nv, 3);
+  PyThread_release_lock(self->lock);
+  return a;
+}
+
+/* positions and velocities setters share this: closure 0 for x, 1 for v */
+static int set_points(SystemObject *self, PyObject *value, void *which) {
+  const char *name = which ? "velocities" : "positions";
+  if (check_ready(self) || refuse_delete(value, name)) return -1;
+  PyArrayObject *a = get_points(value, name, self->m.nv);
+  if (!a) return -1;
+  sys_lock(self);
+  memcpy(which ? self->d.v : self->d.x, PyArray_DATA(a), sizeof(double) * 3 * self->m.nv);
+  PyThread_release_lock(self->lock);
+  Py_DECREF(a);
+  return 0;
+}
+
+static PyObject *get_edges_prop(SystemObject *self, void *c) {
+  if (check_ready(self)) return NULL;
+  npy_intp dims[2] = {self->m.ns, 2};
+  PyObject *a = PyArray_SimpleNew(2, dims, NPY_INT64);
+  if (!a) return NULL;
+  int64_t *e = PyArray_DATA((PyArrayObject *)a);
+  for (npy_intp i = 0; i < 2 * (npy_intp)self->m.ns; i++) e[i] = self->m.edge[i];
+  return a;
+}
+
+static PyObject *get_mass(SystemObject *self, void *c) {
+  return check_ready(self) ? NULL : array_copy(self->m.mass, self->m.nv, 0);
+}
+
+static PyObject *get_stiffness(SystemObject *self, void *c) {
+  return check_ready(self) ? NULL : array_copy(self->m.k, self->m.ns, 0);
+}
+
+static PyObject *get_rest(SystemObject *self, void *c) {
+  return check_ready(self) ? NULL : array_copy(self->m.rest, self->m.ns, 0);
+}
+
+/* mass, stiffness and rest-length setters: validate into scratch, then copy under the lock */
+static int set_param(SystemObject *self, PyObject *value, const char *name, double *dst,
+                     int n, const char *per, int strict, int bump) {
+  if (check_ready(self) || refuse_delete(value, name)) return -1;
+  double *tmp = PyMem_Malloc(sizeof(double) * (n ? n : 1));
+  if (!tmp) return (PyErr_NoMemory(), -1);
+  int err = get_per(value, name, n, per, 0, strict, tmp);
+  if (!err) {
+    sys_lock(self);
+    memcpy(dst, tmp, sizeof(double) * n);
+    if (bump) ms_model_update(&self->m, 0);
+    PyThread_release_lock(self->lock);
+  }
+  PyMem_Free(tmp);
+  return err;
+}
+
+static int set_mass(SystemObject *self, PyObject *value, void *c) {
+  return set_param(self, value, "mass", self->m.mass, self->m.nv, "vertex", 1, 1);
+}
+
+static int set_stiffness(SystemObject *self, PyObject *value, void *c) {
+  return set_param(self, value, "stiffness", self->m.k, self->m.ns, "spring", 0, 1);
+}
+
+static int set_rest(SystemObject *self, PyObject *value, void *c) {
+  return set_param(self, value, "rest_lengths", self->m.rest, self->m.ns, "spring", 0, 0);
+}
+
+static PyObject *get_fixed_prop(SystemObject *self, void *c) {
+  if (check_ready(self)) return NULL;
+  npy_intp count = 0;
+  for (int i = 0; i < self->m.nv; i++) count += self->m.fixed[i];
+  PyObject *a = PyArray_SimpleNew(1, &count, NPY_INT64);
+  if (!a) return NULL;
+  int64_t *idx = PyArray_DATA((PyArrayObject *)a);
+  for (int i = 0, k = 0; i < self->m.nv; i++)
+    if (self->m.fixed[i]) idx[k++] = i;
+  return a;
+}
+
+static int set_fixed_prop(SystemObject *self, PyObject *value, void *c) {
+  if (check_ready(self) || refuse_delete(value, "fixed")) return -1;
+  unsigned char *tmp = PyMem_Malloc(self->m.nv ? self->m.nv : 1);
+  if (!tmp) return (PyErr_NoMemory(), -1);
+  int err = get_fixed(value, self->m.nv, tmp);
+  if (!err) {
+    sys_lock(self);
+    memcpy(self->m.fixed, tmp, self->m.nv);
+    ms_model_update(&self->m, 1);
+    PyThread_release_lock(self->lock);
+  }
+  PyMem_Free(tmp);
+  return err;
+}
+
+static PyObject *get_gravity(SystemObject *self, void *c) {
+  return check_ready(self) ? NULL : array_copy(self->m.gravity, 3, 0);
+}
+
+static int set_gravity(SystemObject *self, PyObject *value, void *c) {
+  double g[3];
+  if (check_ready(self) || refuse_delete(value, "gravity") || get_vec3(value, "gravity", g))
+    return -1;
+  sys_lock(self);
+  memcpy(self->m.gravity, g, sizeof(g));
+  PyThread_release_lock(self->lock);
+  return 0;
+}
+
+static PyObject *get_damping(SystemObject *self, void *c) {
+  return check_ready(self) ? NULL : PyFloat_FromDouble(self->m.damping);
+}
+
+static int set_damping(SystemObject *self, PyObject *value, void *c) {
+  double v;
+  if (check_ready(self) || refuse_delete(value, "damping") || get_real(value, "damping", 0, 0, &v))
+    return -1;
+  sys_lock(self);
+  self->m.damping = v;
+  PyThread_release_lock(self->lock);
+  return 0;
+}
+
+static PyObject *get_time(SystemObject *self, void *c) {
+  return check_ready(self) ? NULL : PyFloat_FromDouble(self->d.time);
+}
+
+static PyObject *get_steps(SystemObject *self, void *c) {
+  return check_ready(self) ? NULL : PyLong_FromLongLong(self->d.nstep);
+}
+
+static PyObject *get_nv(SystemObject *self, void *c) {
+  return check_ready(self) ? NULL : PyLong_FromLong(self->m.nv);
+}
+
+static PyObject *get_ns(SystemObject *self, void *c) {
+  return check_ready(self) ? NULL : PyLong_FromLong(self->m.ns);
+}
+
+static PyGetSetDef System_getset[] = {
+    {"positions", (getter)get_positions, (setter)set_points, "(n,3) positions [m] (a copy)",
+     NULL},
+    {"velocities", (getter)get_velocities, (setter)set_points,
+     "(n,3) velocities [m/s] (a copy)", (void *)1},
+    {"edges", (getter)get_edges_prop, NULL, "(m,2) spring vertex indices (int64)", NULL},
+    {"mass", (getter)get_mass, (setter)set_mass, "(n,) vertex masses [kg]", NULL},
+    {"stiffness", (getter)get_stiffness, (setter)set_stiffness, "(m,) stiffness [N/m]", NULL},
+    {"rest_lengths", (getter)get_rest, (setter)set_rest, "(m,) rest lengths [m]", NULL},
+    {"fixed", (getter)get_fixed_prop, (setter)set_fixed_prop,
+     "sorted indices of fixed (kinematic) vertices; set with indices or a boolean mask", NULL},
+    {"gravity", (getter)get_gravity, (setter)set_gravity, "(3,) gravity [m/s^2]", NULL},
+    {"damping", (getter)get_damping, (setter)set_damping, "ether drag rate [1/s]", NULL},
+    {"time", (getter)get_time, NULL, "simulated time [s]", NULL},
+    {"steps", (getter)get_steps, NULL, "steps taken", NULL},
+    {"n_vertices", (getter)get_nv, NULL, "number of vertices", NULL},
+    {"n_springs", (getter)get_ns, NULL, "number of springs", NULL},
+    {NULL},
+};
+
+static PyMethodDef System_methods[] = {
+    {"_step", (PyCFunction)(void (*)(void))System_step, METH_VARARGS | METH_KEYWORDS,
+     "_step(dt, method, *, iterations=1, tol=0.0) -> (iterations, converged, residuals, "
+     "objectives, seconds); use System.step"},
+    {"energy", (PyCFunction)System_energy, METH_NOARGS,
+     "energy() -> dict of kinetic, spring, gravity and total energy [J]"},
+    {"forces", (PyCFunction)System_forces, METH_NOARGS,
+     "forces() -> (n,3) spring plus gravity force on every vertex [N]"},
+    {"_set_state", (PyCFunction)(void (*)(void))System_set_state, METH_VARARGS | METH_KEYWORDS,
+     "_set_state(positions, velocities, time=0.0, steps=0): replace the state atomically; use System.set_state"},
+    {NULL},
+};
+
+static PyType_Slot System_slots[] = {
+    {Py_tp_doc, "System(vertices, edges, *, mass=0.01, stiffness=1000.0, rest_lengths=None, "
+                "fixed=None, gravity=(0, -9.81, 0), damping=0.0): C core of msim.System"},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, System_init},
+    {Py_tp_dealloc, System_dealloc},
+    {Py_tp_methods, System_methods},
+    {Py_tp_getset, System_getset},
+    {0, NULL},
+};
+
+static PyType_Spec System_spec = {
+    .name = "msim._core.System",
+    .basicsize = sizeof(SystemObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .slots = System_slots,
+};
+
+/* ---------------------------------------------------------------- module */
+
+static PyObject *cholmod_version_py(PyObject *mod, PyObject *unused) {
+  int v[3];
+  ms_cholmod_version(v);
+  return PyUnicode_FromFormat("%d.%d.%d", v[0], v[1], v[2]);
+}
+
+static PyMethodDef core_functions[] = {
+    {"cholmod_version", cholmod_version_py, METH_NOARGS,
+     "cholmod_version() -> the version of the CHOLMOD library msim is linked against"},
+    {NULL},
+};
+
+/* add an exception class named name with the given bases to the module */
+static PyObject *add_exception(PyObject *mod, const char *name, const char *doc, PyObject *bases) {
+  PyObject *exc = PyErr_NewExceptionWithDoc(name, doc, bases, NULL);
+  Py_DECREF(bases);
+  if (!exc || PyModule_AddObjectRef(mod, strrchr(name, '.') + 1, exc)) {
+    Py_XDECREF(exc);
+    return NULL;
+  }
+  return exc;
+}
+
+static int core_exec(PyObject *mod) {
+  if (_import_array() < 0) return -1;
+  mod_state *st = PyModule_GetState(mod);
+  PyObject *linalg = PyImport_ImportModule("numpy.linalg");
+  if (!linalg) return -1;
+  PyObject *linalg_error = PyObject_GetAttrString(linalg, "LinAlgError");
+  Py_DECREF(linalg);
+  if (!linalg_error) return -1;
+
+  // the exception hierarchy
+  st->Error = add_exception(mod, "msim.Error", "Base class of msim's runtime errors.",
+                            Py_BuildValue("(O)", PyExc_Exception));
+  if (!st->Error) goto fail;
+  st->DivergenceError = add_exception(
+      mod, "msim.DivergenceError",
+      "A step produced a non-finite or absurd position or velocity. Attributes: step, vertex. "
+      "The state is left as it was before the step.",
+      Py_BuildValue("(OO)", st->Error, PyExc_FloatingPointError));
+  st->NotPositiveDefiniteError = add_exception(
+      mod, "msim.NotPositiveDefiniteError",
+      "A linear system was not positive definite. Attribute: column (where CHOLMOD stopped).",
+      Py_BuildValue("(OO)", st->Error, linalg_error));
+  st->CholmodError = add_exception(mod, "msim.CholmodError", "CHOLMOD reported a failure.",
+                                   Py_BuildValue("(O)", st->Error));
+  Py_CLEAR(linalg_error);
+  if (!st->DivergenceError || !st->NotPositiveDefiniteError || !st->CholmodError) goto fail;
+
+  // the System type
+  st->SystemType = PyType_FromModuleAndSpec(mod, &System_spec, NULL);
+  if (!st->SystemType || PyModule_AddObjectRef(mod, "System", st->SystemType)) goto fail;
+  return 0;
+fail:
+  Py_XDECREF(linalg_error);
+  return -1;
+}
+
+static int core_traverse(PyObject *mod, visitproc visit, void *arg) {
+  mod_state *st = PyModule_GetState(mod);
+  Py_VISIT(st->Error);
+  Py_VISIT(st->DivergenceError);
+  Py_VISIT(st->NotPositiveDefiniteError);
+  Py_VISIT(st->CholmodError);
+  Py_VISIT(st->SystemType);
+  return 0;
+}
+
+static int core_clear(PyObject *mod) {
+  mod_state *st = PyModule_GetState(mod);
+  Py_CLEAR(st->Error);
+  Py_CLEAR(st->DivergenceError);
+  Py_CLEAR(st->NotPositiveDefiniteError);
+  Py_CLEAR(st->CholmodError);
+  Py_CLEAR(st->SystemType);
+  return 0;
+}
+
+static void core_free(void *mod) { core_clear(mod); }
+
+static PyModuleDef_Slot core_slots[] = {
+    {Py_mod_exec, core_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "msim._core",
+    .m_doc = "C core of msim: the System type, integrators and the CHOLMOD layer.",
+    .m_size = sizeof(mod_state),
+    .m_methods = core_functions,
+    .m_slots = core_slots,
+    .m_traverse = core_traverse,
+    .m_clear = core_clear,
+    .m_free = core_free,
+};
+
+PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&core_module); }

@@ -1,0 +1,219 @@
+/* chol.c: the SuiteSparse CHOLMOD layer shared by the implicit solvers.
+ *
+ * A spring matrix has one b x b block per free vertex (diagonal) and per spring joining two
+ * free vertices (off-diagonal); fixed vertices are eliminated. The pattern is built and
+ * analysed once per fixed set (ms_chol_springs); each solve then zeroes the values, adds
+ * vertex and spring blocks, factorises numerically and solves. Only the upper triangle is
+ * stored (stype = 1).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cholmod.h>
+
+#include "msim.h"
+
+struct ms_chol {
+  cholmod_common c;
+  cholmod_sparse *A;  /* upper triangle, sorted columns */
+  cholmod_factor *L;  /* symbolic analysis, refactorised numerically */
+  cholmod_dense *X;   /* solve2 workspaces, kept between solves */
+  cholmod_dense *Y;
+  cholmod_dense *E;
+  int b;              /* block size: 1 (scalar matrix) or 3 */
+  int nb;             /* block columns: free vertices */
+  int *bptr;          /* (nb+1) start of each block column in brow */
+  int *brow;          /* row blocks of each block column, sorted; the diagonal is last */
+  int *spos;          /* (ns) position of a spring's block in column max(I,J), -1 if a fixed end */
+  uint64_t rev_fixed; /* fixed-set revision the pattern was built for */
+};
+
+/* version of the CHOLMOD library linked at run time */
+void ms_cholmod_version(int version[3]) { cholmod_version(version); }
+
+void ms_chol_free(ms_chol *ch) {
+  if (!ch) return;
+  cholmod_free_sparse(&ch->A, &ch->c);
+  cholmod_free_factor(&ch->L, &ch->c);
+  cholmod_free_dense(&ch->X, &ch->c);
+  cholmod_free_dense(&ch->Y, &ch->c);
+  cholmod_free_dense(&ch->E, &ch->c);
+  cholmod_finish(&ch->c);
+  free(ch->bptr);
+  free(ch->brow);
+  free(ch->spos);
+  free(ch);
+}
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* block columns: for free vertex J the sorted distinct free neighbours I < J, then J */
+static ms_status block_pattern(ms_chol *ch, const ms_model *m) {
+  int nb = m->nfree;
+  ch->bptr = calloc(nb + 1, sizeof(int));
+  ch->spos = malloc(sizeof(int) * (m->ns ? m->ns : 1));
+  if (!ch->bptr || !ch->spos) return MS_ENOMEM;
+
+  // count candidate blocks per column (duplicates included), then fill and sort
+  for (int s = 0; s < m->ns; s++) {
+    int I = m->dof[m->edge[2 * s]], J = m->dof[m->edge[2 * s + 1]];
+    if (I >= 0 && J >= 0) ch->bptr[(I > J ? I : J) + 1]++;
+  }
+  for (int J = 0; J < nb; J++) ch->bptr[J + 1] += ch->bptr[J] + 1;
+  ch->brow = malloc(sizeof(int) * (ch->bptr[nb] ? ch->bptr[nb] : 1));
+  int *fill = malloc(sizeof(int) * (nb ? nb : 1));
+  if (!ch->brow || !fill) {
+    free(fill);
+    return MS_ENOMEM;
+  }
+  memcpy(fill, ch->bptr, sizeof(int) * nb);
+  for (int s = 0; s < m->ns; s++) {
+    int I = m->dof[m->edge[2 * s]], J = m->dof[m->edge[2 * s + 1]];
+    if (I >= 0 && J >= 0) ch->brow[fill[I > J ? I : J]++] = I < J ? I : J;
+  }
+  for (int J = 0; J < nb; J++) ch->brow[fill[J]] = J;
+  free(fill);
+
+  // sort and drop duplicates in place, compacting the columns
+  int out = 0;
+  for (int J = 0; J < nb; J++) {
+    int start = ch->bptr[J], end = ch->bptr[J + 1];
+    qsort(ch->brow + start, end - start, sizeof(int), cmp_int);
+    ch->bptr[J] = out;
+    for (int p = start; p < end; p++)
+      if (p == start || ch->brow[p] != ch->brow[p - 1]) ch->brow[out++] = ch->brow[p];
+  }
+  ch->bptr[nb] = out;
+
+  // each spring's position in its column
+  for (int s = 0; s < m->ns; s++) {
+    int I = m->dof[m->edge[2 * s]], J = m->dof[m->edge[2 * s + 1]];
+    ch->spos[s] = -1;
+    if (I < 0 || J < 0) continue;
+    int lo = I < J ? I : J, col = I > J ? I : J;
+    int *hit = bsearch(&lo, ch->brow + ch->bptr[col], ch->bptr[col + 1] - ch->bptr[col],
+                       sizeof(int), cmp_int);
+    ch->spos[s] = (int)(hit - ch->brow - ch->bptr[col]);
+  }
+  return MS_OK;
+}
+
+/* scalar CSC pattern of the upper triangle from the block pattern */
+static ms_status scalar_pattern(ms_chol *ch) {
+  int b = ch->b, n = b * ch->nb;
+  size_t nnz = 0;
+  for (int J = 0; J < ch->nb; J++) {
+    int cnt = ch->bptr[J + 1] - ch->bptr[J];
+    nnz += (size_t)b * b * (cnt - 1) + (size_t)b * (b + 1) / 2;
+  }
+  ch->A = cholmod_allocate_sparse(n, n, nnz ? nnz : 1, 1, 1, 1, CHOLMOD_REAL, &ch->c);
+  if (!ch->A) return MS_ENOMEM;
+  int *Ap = ch->A->p, *Ai = ch->A->i;
+  int k = 0;
+  for (int J = 0; J < ch->nb; J++)
+    for (int c = 0; c < b; c++) {
+      Ap[b * J + c] = k;
+      for (int p = ch->bptr[J]; p < ch->bptr[J + 1]; p++) {
+        int I = ch->brow[p];
+        for (int r = 0; r < (I == J ? c + 1 : b); r++) Ai[k++] = b * I + r;
+      }
+    }
+  Ap[n] = k;
+  return MS_OK;
+}
+
+/* build and analyse the pattern of model m with b x b blocks */
+ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b) {
+  ms_chol *ch = calloc(1, sizeof(ms_chol));
+  if (!ch) return MS_ENOMEM;
+  cholmod_start(&ch->c);
+  ch->c.print = 0;
+  ch->c.final_ll = 1;
+  ch->b = b;
+  ch->nb = m->nfree;
+  ch->rev_fixed = m->rev_fixed;
+  ms_status st = block_pattern(ch, m);
+  if (st == MS_OK) st = scalar_pattern(ch);
+  if (st == MS_OK) {
+    ch->L = cholmod_analyze(ch->A, &ch->c);
+    if (!ch->L || ch->c.status < 0) st = ch->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM
+                                                                               : MS_ECHOLMOD;
+  }
+  if (st != MS_OK) {
+    ms_chol_free(ch);
+    return st;
+  }
+  *out = ch;
+  return MS_OK;
+}
+
+/* 1 when the pattern still matches the model's fixed set */
+int ms_chol_current(const ms_chol *ch, const ms_model *m) {
+  return ch && ch->rev_fixed == m->rev_fixed;
+}
+
+/* free unknowns: b * free vertices */
+int ms_chol_size(const ms_chol *ch) { return ch->b * ch->nb; }
+
+void ms_chol_zero(ms_chol *ch) { memset(ch->A->x, 0, sizeof(double) * ch->A->nzmax); }
+
+/* add the symmetric b x b block blk (row-major) at block (I, J), I <= J, position p */
+static void add_block(ms_chol *ch, int I, int J, int p, double scale, const double *blk) {
+  int b = ch->b, *Ap = ch->A->p;
+  double *Ax = ch->A->x;
+  for (int c = 0; c < b; c++)
+    for (int r = 0; r < (I == J ? c + 1 : b); r++)
+      Ax[Ap[b * J + c] + b * (p - ch->bptr[J]) + r] += scale * blk[r * b + c];
+}
+
+/* A(v, v) += blk for a free vertex v; fixed vertices are eliminated */
+void ms_chol_add_vertex(ms_chol *ch, const ms_model *m, int v, const double *blk) {
+  int J = m->dof[v];
+  if (J >= 0) add_block(ch, J, J, ch->bptr[J + 1] - 1, 1.0, blk);
+}
+
+/* spring s with stiffness block blk: +blk on both diagonal blocks, -blk off the diagonal */
+void ms_chol_add_spring(ms_chol *ch, const ms_model *m, int s, const double *blk) {
+  int I = m->dof[m->edge[2 * s]], J = m->dof[m->edge[2 * s + 1]];
+  if (I >= 0) add_block(ch, I, I, ch->bptr[I + 1] - 1, 1.0, blk);
+  if (J >= 0) add_block(ch, J, J, ch->bptr[J + 1] - 1, 1.0, blk);
+  if (I >= 0 && J >= 0) {
+    int lo = I < J ? I : J, col = I > J ? I : J;
+    add_block(ch, lo, col, ch->bptr[col] + ch->spos[s], -1.0, blk);
+  }
+}
+
+/* numeric factorisation; MS_ENOTPD with *column set when not positive definite,
+ * MS_EDIVERGED with *column set when the matrix holds a non-finite value */
+ms_status ms_chol_factor(ms_chol *ch, int *column) {
+  const double *Ax = ch->A->x;
+  const int *Ap = ch->A->p;
+  for (int j = 0; j < (int)ch->A->ncol; j++)
+    for (int k = Ap[j]; k < Ap[j + 1]; k++)
+      if (!isfinite(Ax[k])) {
+        *column = j;
+        return MS_EDIVERGED;
+      }
+  cholmod_factorize(ch->A, ch->L, &ch->c);
+  if (ch->c.status == CHOLMOD_NOT_POSDEF || ch->L->minor < ch->L->n) {
+    *column = (int)ch->L->minor;
+    return MS_ENOTPD;
+  }
+  if (ch->c.status < 0) return ch->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM : MS_ECHOLMOD;
+  return MS_OK;
+}
+
+/* solve A X = B in place; rhs is column-major (size x nrhs) */
+ms_status ms_chol_solve(ms_chol *ch, double *rhs, int nrhs) {
+  int n = ms_chol_size(ch);
+  cholmod_dense B = {.nrow = n, .ncol = nrhs, .nzmax = (size_t)n * nrhs, .d = n, .x = rhs,
+                     .xtype = CHOLMOD_REAL, .dtype = CHOLMOD_DOUBLE};
+  if (!cholmod_solve2(CHOLMOD_A, ch->L, &B, NULL, &ch->X, NULL, &ch->Y, &ch->E, &ch->c))
+    return ch->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM : MS_ECHOLMOD;
+  memcpy(rhs, ch->X->x, sizeof(double) * n * nrhs);
+  return MS_OK;
+}

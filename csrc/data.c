@@ -1,0 +1,49 @@
+/* data.c: the changing part of a system (state, scratch, history) */
+#include <stdlib.h>
+#include <string.h>
+
+#include "msim.h"
+
+/* allocate state and scratch for model m, zeroed; on failure nothing stays allocated */
+ms_status ms_data_alloc(ms_data *d, const ms_model *m) {
+  size_t n3 = 3 * (size_t)(m->nv ? m->nv : 1);
+  memset(d, 0, sizeof(*d));
+  d->x = calloc(n3, sizeof(double));
+  d->v = calloc(n3, sizeof(double));
+  d->xn = calloc(n3, sizeof(double));
+  d->vn = calloc(n3, sizeof(double));
+  d->f = calloc(n3, sizeof(double));
+  d->y = calloc(n3, sizeof(double));
+  d->g = calloc(n3, sizeof(double));
+  if (!d->x || !d->v || !d->xn || !d->vn || !d->f || !d->y || !d->g || ms_data_reserve(d, 16) != MS_OK) {
+    ms_data_free(d);
+    return MS_ENOMEM;
+  }
+  return MS_OK;
+}
+
+void ms_data_free(ms_data *d) {
+  free(d->x);
+  free(d->v);
+  free(d->xn);
+  free(d->vn);
+  free(d->f);
+  free(d->y);
+  free(d->g);
+  free(d->hres);
+  free(d->hobj);
+  memset(d, 0, sizeof(*d));
+}
+
+/* make the history arrays hold at least hcap entries; grows only, so steps stop allocating */
+ms_status ms_data_reserve(ms_data *d, int hcap) {
+  if (hcap <= d->hcap) return MS_OK;
+  double *res = realloc(d->hres, sizeof(double) * hcap);
+  if (!res) return MS_ENOMEM;
+  d->hres = res;
+  double *obj = realloc(d->hobj, sizeof(double) * hcap);
+  if (!obj) return MS_ENOMEM;
+  d->hobj = obj;
+  d->hcap = hcap;
+  return MS_OK;
+}

@@ -1,0 +1,46 @@
+/* model.c: the constant part of a system (topology and parameters) */
+#include <stdlib.h>
+#include <string.h>
+
+#include "msim.h"
+
+/* allocate every model array; on failure nothing stays allocated */
+ms_status ms_model_alloc(ms_model *m, int nv, int ns) {
+  memset(m, 0, sizeof(*m));
+  m->nv = nv;
+  m->ns = ns;
+  m->edge = malloc(sizeof(int) * 2 * (ns ? ns : 1));
+  m->rest = malloc(sizeof(double) * (ns ? ns : 1));
+  m->k = malloc(sizeof(double) * (ns ? ns : 1));
+  m->mass = malloc(sizeof(double) * (nv ? nv : 1));
+  m->imass = malloc(sizeof(double) * (nv ? nv : 1));
+  m->fixed = calloc(nv ? nv : 1, 1);
+  m->dof = malloc(sizeof(int) * (nv ? nv : 1));
+  if (!m->edge || !m->rest || !m->k || !m->mass || !m->imass || !m->fixed || !m->dof) {
+    ms_model_free(m);
+    return MS_ENOMEM;
+  }
+  return MS_OK;
+}
+
+void ms_model_free(ms_model *m) {
+  free(m->edge);
+  free(m->rest);
+  free(m->k);
+  free(m->mass);
+  free(m->imass);
+  free(m->fixed);
+  free(m->dof);
+  memset(m, 0, sizeof(*m));
+}
+
+/* recompute derived arrays after a parameter changed; bump the revisions caches compare */
+void ms_model_update(ms_model *m, int fixed_changed) {
+  m->nfree = 0;
+  for (int i = 0; i < m->nv; i++) {
+    m->imass[i] = m->fixed[i] ? 0.0 : 1.0 / m->mass[i];
+    m->dof[i] = m->fixed[i] ? -1 : m->nfree++;
+  }
+  m->rev++;
+  if (fixed_changed) m->rev_fixed++;
+}

@@ -1,0 +1,128 @@
+/* msim core: mass-spring model, state and integrators. No Python in here.
+ *
+ * The model (ms_model) holds what is constant between parameter changes: topology, masses,
+ * stiffness, rest lengths, the fixed set, gravity and damping. The data (ms_data) holds what
+ * changes every step: positions, velocities, scratch and per-method workspaces. Every call
+ * returns an ms_status; the core never aborts and never prints.
+ */
+#ifndef MSIM_H
+#define MSIM_H
+
+#include <stdint.h>
+
+/* status codes returned by core calls */
+typedef enum {
+  MS_OK = 0,
+  MS_ENOMEM,    /* an allocation failed */
+  MS_EINPUT,    /* an argument out of range (the binding checks first) */
+  MS_EDIVERGED, /* a position or velocity became non-finite or exceeded MS_BOUND */
+  MS_ENOTPD,    /* a matrix was not positive definite */
+  MS_ECHOLMOD,  /* CHOLMOD failed for another reason */
+} ms_status;
+
+/* positions [m] and velocities [m/s] beyond this magnitude count as diverged */
+#define MS_BOUND 1e10
+
+/* integrators */
+typedef enum {
+  MS_EXPLICIT_EULER = 0,
+  MS_SYMPLECTIC_EULER,
+  MS_NMETHOD,
+} ms_method;
+
+/* constant model: changes only when the user sets a parameter */
+typedef struct {
+  int nv;                 /* vertices */
+  int ns;                 /* springs */
+  int *edge;              /* (ns,2) vertex indices */
+  double *rest;           /* (ns) rest lengths [m] */
+  double *k;              /* (ns) stiffness [N/m] */
+  double *mass;           /* (nv) vertex masses [kg] */
+  double *imass;          /* (nv) inverse masses, 0 for fixed vertices [1/kg] */
+  unsigned char *fixed;   /* (nv) 1 where the vertex is kinematic */
+  int *dof;               /* (nv) index among free vertices, -1 where fixed */
+  int nfree;              /* free vertices */
+  double gravity[3];      /* [m/s^2] */
+  double damping;         /* ether drag rate [1/s]: v *= exp(-damping*h) each step */
+  uint64_t rev;           /* bumped when mass, stiffness or the fixed set change */
+  uint64_t rev_fixed;     /* bumped when the fixed set changes (sparsity patterns) */
+} ms_model;
+
+/* options of one step; each integrator reads the fields it documents */
+typedef struct {
+  int iterations;         /* iteration cap of iterative methods */
+  double tol;             /* stop when the residual falls below this (0: never) */
+} ms_opt;
+
+/* what one step did */
+typedef struct {
+  int iters;              /* iterations run (1 for single-pass methods) */
+  int converged;          /* 1 when tol was met or the method is not iterative */
+  int nhist;              /* entries written to data->hres and data->hobj */
+  int bad;                /* diverged vertex or non-positive-definite column, else -1 */
+} ms_info;
+
+/* changing data: state, scratch and method workspaces */
+typedef struct {
+  double *x;              /* (nv,3) positions [m] */
+  double *v;              /* (nv,3) velocities [m/s] */
+  double *xn;             /* (nv,3) next positions, swapped in when a step succeeds */
+  double *vn;             /* (nv,3) next velocities */
+  double *f;              /* (nv,3) force scratch [N] */
+  double *y;              /* (nv,3) inertial target of implicit methods [m] */
+  double *g;              /* (nv,3) gradient scratch [N] */
+  double time;            /* simulated time [s] */
+  int64_t nstep;          /* steps taken */
+  int hcap;               /* capacity of the history arrays */
+  double *hres;           /* (hcap) residual per iteration */
+  double *hobj;           /* (hcap) objective per iteration */
+} ms_data;
+
+/* model.c: allocation and derived quantities */
+ms_status ms_model_alloc(ms_model *m, int nv, int ns);
+void ms_model_free(ms_model *m);
+void ms_model_update(ms_model *m, int fixed_changed);
+
+/* data.c: allocation and history */
+ms_status ms_data_alloc(ms_data *d, const ms_model *m);
+void ms_data_free(ms_data *d);
+ms_status ms_data_reserve(ms_data *d, int hcap);
+
+/* spring.c: energies and forces */
+double ms_spring_energy(const ms_model *m, const double *x);
+void ms_spring_forces(const ms_model *m, const double *x, double *f);
+void ms_add_gravity(const ms_model *m, double *f);
+void ms_energy(const ms_model *m, const ms_data *d, double *kinetic, double *spring,
+               double *gravity);
+
+/* potential.c: the incremental potential g(x) = |x - y|_M^2 / (2 h^2) + E_spring(x) */
+void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y);
+double ms_objective(const ms_model *m, const double *x, const double *y, double h);
+double ms_objective_grad(const ms_model *m, const double *x, const double *y, double h,
+                         double *grad);
+
+/* explicit.c: explicit and symplectic Euler */
+ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                            ms_info *info);
+ms_status ms_symplectic_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                              ms_info *info);
+
+/* step.c: one step of any method; on failure the state is left as it was */
+ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
+                  ms_info *info);
+
+/* chol.c: sparse Cholesky of spring matrices over free vertices (fixed ones eliminated);
+ * analyse once per fixed set, then zero / add blocks / factor / solve as often as needed */
+typedef struct ms_chol ms_chol;
+void ms_cholmod_version(int version[3]);
+ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b);
+void ms_chol_free(ms_chol *ch);
+int ms_chol_current(const ms_chol *ch, const ms_model *m);
+int ms_chol_size(const ms_chol *ch);
+void ms_chol_zero(ms_chol *ch);
+void ms_chol_add_vertex(ms_chol *ch, const ms_model *m, int v, const double *blk);
+void ms_chol_add_spring(ms_chol *ch, const ms_model *m, int s, const double *blk);
+ms_status ms_chol_factor(ms_chol *ch, int *column);
+ms_status ms_chol_solve(ms_chol *ch, double *rhs, int nrhs);
+
+#endif

@@ -1,0 +1,45 @@
+/* potential.c: the incremental potential that implicit Euler, FMS and friends minimise
+ *
+ *   g(x) = 1/(2 h^2) (x - y)^T M (x - y) + E(x),   y = x_t + h v + h^2 M^-1 f_ext,
+ *
+ * over free vertices (fixed ones stay at x_t). E is the spring energy; gravity enters via y.
+ */
+#include <math.h>
+
+#include "msim.h"
+
+/* y = x + h vn + h^2 g for free vertices, y = x for fixed ones (vn: damped velocity) */
+void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y) {
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) {
+      int k = 3 * i + t;
+      y[k] = m->fixed[i] ? d->x[k] : d->x[k] + h * d->vn[k] + h * h * m->gravity[t];
+    }
+}
+
+/* g(x) [J] */
+double ms_objective(const ms_model *m, const double *x, const double *y, double h) {
+  double e = 0;
+  for (int i = 0; i < m->nv; i++) {
+    if (m->fixed[i]) continue;
+    const double *a = x + 3 * i, *b = y + 3 * i;
+    double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    e += 0.5 * m->mass[i] * (dx * dx + dy * dy + dz * dz);
+  }
+  return e / (h * h) + ms_spring_energy(m, x);
+}
+
+/* grad = M (x - y) / h^2 - f_spring(x) [N], zero on fixed vertices; returns its 2-norm */
+double ms_objective_grad(const ms_model *m, const double *x, const double *y, double h,
+                         double *grad) {
+  for (int k = 0; k < 3 * m->nv; k++) grad[k] = 0;
+  ms_spring_forces(m, x, grad);
+  double norm = 0;
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) {
+      int k = 3 * i + t;
+      grad[k] = m->fixed[i] ? 0.0 : m->mass[i] * (x[k] - y[k]) / (h * h) - grad[k];
+      norm += grad[k] * grad[k];
+    }
+  return sqrt(norm);
+}

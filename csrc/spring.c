@@ -1,0 +1,52 @@
+/* spring.c: spring and gravity energies and forces */
+#include <math.h>
+
+#include "msim.h"
+
+/* E = sum_s k_s/2 (|x_i - x_j| - r_s)^2 [J] */
+double ms_spring_energy(const ms_model *m, const double *x) {
+  double e = 0;
+  for (int s = 0; s < m->ns; s++) {
+    const double *a = x + 3 * m->edge[2 * s], *b = x + 3 * m->edge[2 * s + 1];
+    double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    double stretch = sqrt(dx * dx + dy * dy + dz * dz) - m->rest[s];
+    e += 0.5 * m->k[s] * stretch * stretch;
+  }
+  return e;
+}
+
+/* f += -grad E; a spring of zero length has no direction and pushes nothing */
+void ms_spring_forces(const ms_model *m, const double *x, double *f) {
+  for (int s = 0; s < m->ns; s++) {
+    int i = m->edge[2 * s], j = m->edge[2 * s + 1];
+    const double *a = x + 3 * i, *b = x + 3 * j;
+    double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+    double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    if (len == 0) continue;
+    double c = -m->k[s] * (len - m->rest[s]) / len;
+    for (int t = 0; t < 3; t++) {
+      f[3 * i + t] += c * d[t];
+      f[3 * j + t] -= c * d[t];
+    }
+  }
+}
+
+/* f += m g */
+void ms_add_gravity(const ms_model *m, double *f) {
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) f[3 * i + t] += m->mass[i] * m->gravity[t];
+}
+
+/* kinetic 1/2 m v^2, spring, and gravity -m g.x energies of the current state [J] */
+void ms_energy(const ms_model *m, const ms_data *d, double *kinetic, double *spring,
+               double *gravity) {
+  double ek = 0, eg = 0;
+  for (int i = 0; i < m->nv; i++) {
+    const double *x = d->x + 3 * i, *v = d->v + 3 * i;
+    ek += 0.5 * m->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    eg -= m->mass[i] * (m->gravity[0] * x[0] + m->gravity[1] * x[1] + m->gravity[2] * x[2]);
+  }
+  *kinetic = ek;
+  *spring = ms_spring_energy(m, d->x);
+  *gravity = eg;
+}

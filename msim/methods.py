@@ -1,0 +1,82 @@
+"""The integrators msim offers and the options each one takes.
+
+Every method name maps to its options: the public option name, its default, its type (or the
+allowed strings) and the keyword the C core receives. `resolve` checks a user's options against
+this table so that a misspelt or out-of-place option is an error, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Option:
+    """One step option: default value, accepted type or choices, C keyword, description."""
+
+    default: Any
+    kind: type | tuple[str, ...]
+    core: str
+    doc: str
+
+
+METHODS: dict[str, dict[str, Option]] = {
+    "explicit_euler": {},
+    "symplectic_euler": {},
+}
+
+SUMMARY: dict[str, str] = {
+    "explicit_euler": "x += h v(t); v += h a(x(t)). Unstable for stiff springs, on purpose.",
+    "symplectic_euler": "v += h a(x(t)); x += h v(t+h). Stable below h ~ 2/omega_max.",
+}
+
+
+def resolve(method: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Return the C keyword arguments for `method` with `options` checked and defaults filled.
+
+    Raises ValueError for an unknown method, option or choice and TypeError for a wrong type.
+    """
+    if not isinstance(method, str):
+        raise TypeError(f"method: expected a string, got {type(method).__name__}")
+    if method not in METHODS:
+        raise ValueError(f"method: expected one of {sorted(METHODS)}, got {method!r}")
+    table = METHODS[method]
+    unknown = sorted(set(options) - set(table))
+    if unknown:
+        allowed = sorted(table) or "none"
+        raise ValueError(f"{unknown[0]}: not an option of method {method!r} (options: {allowed})")
+    core: dict[str, Any] = {}
+    for name, opt in table.items():
+        value = options.get(name, opt.default)
+        core[opt.core] = _convert(name, value, opt)
+    return core
+
+
+def _convert(name: str, value: Any, opt: Option) -> Any:
+    """Check one option value against its Option and convert it for the core."""
+    if isinstance(opt.kind, tuple):
+        if value not in opt.kind:
+            raise ValueError(f"{name}: expected one of {list(opt.kind)}, got {value!r}")
+        return opt.kind.index(value)
+    if opt.kind is bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name}: expected True or False, got {value!r}")
+        return bool(value)
+    if opt.kind is int:
+        return as_int(name, value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    return float(value)
+
+
+def as_int(name: str, value: Any, low: int | None = None) -> int:
+    """`value` as an int (>= low when given), else TypeError/ValueError naming `name`."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer, got {type(value).__name__}")
+    if low is not None and value < low:
+        raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
+    return int(value)

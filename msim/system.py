@@ -1,0 +1,167 @@
+"""`System`: the C core's mass-spring system plus the conveniences of the Python layer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from .methods import as_int, resolve
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """What one call of `System.step` did.
+
+    residuals: per-iteration residual (gradient norm of the incremental potential, or the
+    constraint residual for XPBD); empty for single-pass methods. objectives: per-iteration
+    value of the objective where the method minimises one. seconds: wall time in C.
+    """
+
+    method: str
+    dt: float
+    iterations: int
+    converged: bool
+    residuals: np.ndarray
+    objectives: np.ndarray
+    seconds: float
+
+
+@dataclass
+class Trajectory:
+    """Recorded frames of `System.simulate`.
+
+    positions (frames, n, 3) [m]; times (frames,) [s]; energies: name -> (frames,) [J];
+    seconds and iterations (steps,) per step taken; diverged: index of the step that diverged
+    when simulate stopped early (on_divergence="stop"), else None.
+    """
+
+    method: str
+    dt: float
+    positions: np.ndarray
+    times: np.ndarray
+    energies: dict[str, np.ndarray]
+    seconds: np.ndarray
+    iterations: np.ndarray
+    diverged: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+class System(_core.System):
+    """A mass-spring system stepped in C.
+
+    System(vertices, edges, *, mass=0.01, stiffness=1000.0, rest_lengths=None, fixed=None,
+           gravity=(0, -9.81, 0), damping=0.0)
+
+    vertices (n,3) [m]; edges (m,2) vertex indices; mass [kg] scalar or (n,); stiffness [N/m]
+    scalar or (m,); rest_lengths [m] (m,), default the lengths in `vertices`; fixed: vertex
+    indices or a boolean (n,) mask of kinematic vertices; gravity (3,) [m/s^2]; damping: ether
+    drag rate [1/s], velocities are multiplied by exp(-damping*dt) each step in every method.
+    """
+
+    __slots__ = ()
+
+    def step(self, dt: float, method: str, **options: Any) -> StepInfo:
+        """Advance by `dt` seconds with `method` (see `msim.METHODS` for names and options).
+
+        Raises DivergenceError (state left as it was) when the step produces a non-finite or
+        absurd state, NotPositiveDefiniteError when a linear system is indefinite.
+        """
+        iters, converged, residuals, objectives, seconds = self._step(
+            dt, method, **resolve(method, options))
+        return StepInfo(method, float(dt), iters, converged, residuals, objectives, seconds)
+
+    def simulate(self, steps: int, dt: float, method: str, *, record_every: int = 1,
+                 progress: bool = False, on_divergence: str = "raise",
+                 **options: Any) -> Trajectory:
+        """Take `steps` steps, recording positions and energies every `record_every` steps.
+
+        Frame 0 is the state before the first step. on_divergence="stop" ends the run at a
+        diverged step (recorded in Trajectory.diverged) instead of raising.
+        """
+        steps = as_int("steps", steps, 0)
+        record_every = as_int("record_every", record_every, 1)
+        if on_divergence not in ("raise", "stop"):
+            raise ValueError(f"on_divergence: expected 'raise' or 'stop', got {on_divergence!r}")
+        core_options = resolve(method, options)
+        frames, times, energies = [self.positions], [self.time], [self.energy()]
+        seconds, iterations, diverged = [], [], None
+        bar = _progress(steps, method) if progress else None
+        for k in range(steps):
+            try:
+                iters, _, _, _, sec = self._step(dt, method, **core_options)
+            except _core.DivergenceError:
+                if on_divergence == "raise":
+                    raise
+                diverged = k
+                break
+            seconds.append(sec)
+            iterations.append(iters)
+            if (k + 1) % record_every == 0:
+                frames.append(self.positions)
+                times.append(self.time)
+                energies.append(self.energy())
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        return Trajectory(
+            method=method, dt=float(dt), positions=np.stack(frames), times=np.array(times),
+            energies={key: np.array([e[key] for e in energies]) for key in energies[0]},
+            seconds=np.array(seconds, dtype=float), iterations=np.array(iterations, dtype=int),
+            diverged=diverged, options=dict(options))
+
+    def get_state(self) -> dict[str, Any]:
+        """The changing state: positions, velocities (copies), time and step count."""
+        return {"positions": self.positions, "velocities": self.velocities,
+                "time": self.time, "steps": self.steps}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore a state from `get_state`; all of it is checked before any is written."""
+        if not isinstance(state, dict):
+            raise TypeError(f"state: expected a dict from get_state(), got {type(state).__name__}")
+        missing = {"positions", "velocities"} - set(state)
+        if missing:
+            raise ValueError(f"state: expected keys positions and velocities, missing {sorted(missing)}")
+        self._set_state(state["positions"], state["velocities"], state.get("time", 0.0),
+                        state.get("steps", 0))
+
+    def parameters(self) -> dict[str, Any]:
+        """Constructor arguments that rebuild this System's model (positions as vertices)."""
+        return {"vertices": self.positions, "edges": self.edges, "mass": self.mass,
+                "stiffness": self.stiffness, "rest_lengths": self.rest_lengths,
+                "fixed": self.fixed, "gravity": self.gravity, "damping": self.damping}
+
+    def copy(self) -> System:
+        """An independent System with the same model and state."""
+        return _restore(type(self), self.parameters(), self.get_state())
+
+    def __copy__(self) -> System:
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict) -> System:
+        return self.copy()
+
+    def __reduce__(self):
+        return _restore, (type(self), self.parameters(), self.get_state())
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(n_vertices={self.n_vertices}, n_springs={self.n_springs}, "
+                f"fixed={len(self.fixed)}, time={self.time:g}, steps={self.steps})")
+
+
+def _restore(cls: type, params: dict[str, Any], state: dict[str, Any]) -> System:
+    """Rebuild a System from `parameters()` and `get_state()` (used by pickle and copy)."""
+    params = dict(params)
+    sim = cls(params.pop("vertices"), params.pop("edges"), **params)
+    sim.set_state(state)
+    return sim
+
+
+def _progress(total: int, method: str):
+    """A tqdm progress bar that works in terminals and notebooks."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=method, unit="step")

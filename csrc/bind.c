@@ -6,6 +6,7 @@
 #include <numpy/arrayobject.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -447,18 +448,55 @@ static double now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-/* _step(dt, method, *, iterations, tol) -> (iterations, converged, residuals, objectives, s) */
+/* step options the core understands: keyword, type ('i' int, 'd' double), field, minimum */
+typedef struct {
+  const char *name;
+  char type;
+  size_t offset;
+  double lo;
+} opt_field;
+
+static const opt_field opt_fields[] = {
+    {"iterations", 'i', offsetof(ms_opt, iterations), 1},
+    {"tol", 'd', offsetof(ms_opt, tol), 0},
+};
+
+/* fill opt from a keyword dict, each value checked against its field */
+static int parse_options(PyObject *kw, ms_opt *opt) {
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (kw && PyDict_Next(kw, &pos, &key, &value)) {
+    const opt_field *f = NULL;
+    for (size_t i = 0; i < sizeof(opt_fields) / sizeof(opt_fields[0]); i++)
+      if (PyUnicode_CompareWithASCIIString(key, opt_fields[i].name) == 0) f = &opt_fields[i];
+    if (!f) {
+      PyErr_Format(PyExc_ValueError, "%U: not a step option of the core", key);
+      return -1;
+    }
+    const char *name = f->name;
+    double v;
+    if (get_real(value, name, f->lo, 0, &v)) return -1;
+    if (f->type == 'i') {
+      if (v != floor(v) || v > INT_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s: expected an integer, got %R", name, value);
+        return -1;
+      }
+      *(int *)((char *)opt + f->offset) = (int)v;
+    } else {
+      *(double *)((char *)opt + f->offset) = v;
+    }
+  }
+  return 0;
+}
+
+/* _step(dt, method, **options) -> (iterations, converged, residuals, objectives, seconds) */
 static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"dt", "method", "iterations", "tol", NULL};
   PyObject *dtobj;
   const char *name;
   ms_opt opt = {.iterations = 1, .tol = 0.0};
-  if (check_ready(self) ||
-      !PyArg_ParseTupleAndKeywords(args, kw, "Os|$id:_step", kwlist, &dtobj, &name,
-                                   &opt.iterations, &opt.tol))
-    return NULL;
+  if (check_ready(self) || !PyArg_ParseTuple(args, "Os:_step", &dtobj, &name)) return NULL;
   double h;
-  if (get_real(dtobj, "dt", 0, 1, &h)) return NULL;
+  if (get_real(dtobj, "dt", 0, 1, &h) || parse_options(kw, &opt)) return NULL;
   int method = -1;
   for (int i = 0; i < MS_NMETHOD; i++)
     if (method_names[i] && !strcmp(name, method_names[i])) method = i;
@@ -467,12 +505,6 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
                  name);
     return NULL;
   }
-  if (opt.iterations < 1) {
-    PyErr_Format(PyExc_ValueError, "iterations: expected an integer >= 1, got %d",
-                 opt.iterations);
-    return NULL;
-  }
-  if (check_values(&opt.tol, -1, "tol", 0, 0)) return NULL;
 
   // step without the GIL, one thread per System at a time
   ms_info info;
@@ -734,8 +766,8 @@ static PyGetSetDef System_getset[] = {
 
 static PyMethodDef System_methods[] = {
     {"_step", (PyCFunction)(void (*)(void))System_step, METH_VARARGS | METH_KEYWORDS,
-     "_step(dt, method, *, iterations=1, tol=0.0) -> (iterations, converged, residuals, "
-     "objectives, seconds); use System.step"},
+     "_step(dt, method, **options) -> (iterations, converged, residuals, objectives, "
+     "seconds); use System.step"},
     {"energy", (PyCFunction)System_energy, METH_NOARGS,
      "energy() -> dict of kinetic, spring, gravity and total energy [J]"},
     {"forces", (PyCFunction)System_forces, METH_NOARGS,

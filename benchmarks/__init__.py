@@ -1,0 +1,1 @@
+"""Benchmarks and the NumPy/SciPy reference implementation msim is measured and tested against."""

@@ -37,6 +37,8 @@ static mod_state *state_of(PyObject *self) {
 static const char *method_names[MS_NMETHOD] = {
     [MS_EXPLICIT_EULER] = "explicit_euler",
     [MS_SYMPLECTIC_EULER] = "symplectic_euler",
+    [MS_IMPLICIT_EULER] = "implicit_euler",
+    [MS_LINEARIZED_IMPLICIT] = "linearized_implicit",
 };
 
 /* ---------------------------------------------------------------- argument checking */
@@ -459,6 +461,11 @@ typedef struct {
 static const opt_field opt_fields[] = {
     {"iterations", 'i', offsetof(ms_opt, iterations), 1},
     {"tol", 'd', offsetof(ms_opt, tol), 0},
+    /* implicit_euler, linearized_implicit */
+    {"spd", 'i', offsetof(ms_opt, spd), 0},
+    {"shift", 'd', offsetof(ms_opt, shift), 0},
+    {"line_search", 'i', offsetof(ms_opt, line_search), 0},
+    {"solver", 'i', offsetof(ms_opt, solver), 0},
 };
 
 /* fill opt from a keyword dict, each value checked against its field */
@@ -489,7 +496,8 @@ static int parse_options(PyObject *kw, ms_opt *opt) {
   return 0;
 }
 
-/* _step(dt, method, **options) -> (iterations, converged, residuals, objectives, seconds) */
+/* _step(dt, method, **options) -> (iterations, converged, residuals, objectives, seconds,
+ * timings) */
 static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
   PyObject *dtobj;
   const char *name;
@@ -527,8 +535,29 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
     Py_XDECREF(obj);
     return NULL;
   }
-  return Py_BuildValue("(iONNd)", info.iters, info.converged ? Py_True : Py_False, res, obj,
-                       t1 - t0);
+  return Py_BuildValue("(iONNd{sdsdsd})", info.iters, info.converged ? Py_True : Py_False, res,
+                       obj, t1 - t0, "assemble", info.timing[0], "factor", info.timing[1],
+                       "solve", info.timing[2]);
+}
+
+/* _hessian_blocks(spd) -> (m,3,3) spring Hessian blocks at the current positions [N/m] */
+static PyObject *System_hessian_blocks(SystemObject *self, PyObject *arg) {
+  if (check_ready(self)) return NULL;
+  long spd = PyLong_AsLong(arg);
+  if (spd == -1 && PyErr_Occurred()) return NULL;
+  if (spd < 0 || spd >= MS_NSPD) {
+    PyErr_Format(PyExc_ValueError, "spd: expected an index in [0, %d), got %ld", MS_NSPD, spd);
+    return NULL;
+  }
+  npy_intp dims[3] = {self->m.ns, 3, 3};
+  PyObject *a = PyArray_SimpleNew(3, dims, NPY_DOUBLE);
+  if (!a) return NULL;
+  double *blk = PyArray_DATA((PyArrayObject *)a);
+  sys_lock(self);
+  for (int s = 0; s < self->m.ns; s++)
+    ms_spring_hessian(&self->m, self->d.x, s, (ms_spd)spd, blk + 9 * s);
+  PyThread_release_lock(self->lock);
+  return a;
 }
 
 /* energy() -> {"kinetic", "spring", "gravity", "total"} in joules */
@@ -767,7 +796,10 @@ static PyGetSetDef System_getset[] = {
 static PyMethodDef System_methods[] = {
     {"_step", (PyCFunction)(void (*)(void))System_step, METH_VARARGS | METH_KEYWORDS,
      "_step(dt, method, **options) -> (iterations, converged, residuals, objectives, "
-     "seconds); use System.step"},
+     "seconds, timings); use System.step"},
+    {"_hessian_blocks", (PyCFunction)System_hessian_blocks, METH_O,
+     "_hessian_blocks(spd) -> (m,3,3) spring Hessian blocks at the current positions [N/m]; "
+     "spd is the index of the treatment in METHODS['implicit_euler']['spd'].kind"},
     {"energy", (PyCFunction)System_energy, METH_NOARGS,
      "energy() -> dict of kinetic, spring, gravity and total energy [J]"},
     {"forces", (PyCFunction)System_forces, METH_NOARGS,

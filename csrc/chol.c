@@ -26,6 +26,7 @@ struct ms_chol {
   int *bptr;          /* (nb+1) start of each block column in brow */
   int *brow;          /* row blocks of each block column, sorted; the diagonal is last */
   int *spos;          /* (ns) position of a spring's block in column max(I,J), -1 if a fixed end */
+  int *vert;          /* (nb) vertex of each block column */
   uint64_t rev_fixed; /* fixed-set revision the pattern was built for */
 };
 
@@ -43,6 +44,7 @@ void ms_chol_free(ms_chol *ch) {
   free(ch->bptr);
   free(ch->brow);
   free(ch->spos);
+  free(ch->vert);
   free(ch);
 }
 
@@ -56,7 +58,10 @@ static ms_status block_pattern(ms_chol *ch, const ms_model *m) {
   int nb = m->nfree;
   ch->bptr = calloc(nb + 1, sizeof(int));
   ch->spos = malloc(sizeof(int) * (m->ns ? m->ns : 1));
-  if (!ch->bptr || !ch->spos) return MS_ENOMEM;
+  ch->vert = malloc(sizeof(int) * (nb ? nb : 1));
+  if (!ch->bptr || !ch->spos || !ch->vert) return MS_ENOMEM;
+  for (int v = 0; v < m->nv; v++)
+    if (m->dof[v] >= 0) ch->vert[m->dof[v]] = v;
 
   // count candidate blocks per column (duplicates included), then fill and sort
   for (int s = 0; s < m->ns; s++) {
@@ -187,20 +192,28 @@ void ms_chol_add_spring(ms_chol *ch, const ms_model *m, int s, const double *blk
   }
 }
 
-/* numeric factorisation; MS_ENOTPD with *column set when not positive definite,
- * MS_EDIVERGED with *column set when the matrix holds a non-finite value */
+/* column j of the matrix as b * vertex + component, the numbering of all vertices */
+static int model_column(const ms_chol *ch, int j) {
+  return j >= 0 && j < ms_chol_size(ch) ? ch->b * ch->vert[j / ch->b] + j % ch->b : -1;
+}
+
+/* numeric factorisation; MS_ENOTPD when not positive definite, MS_EDIVERGED when the matrix
+ * holds a non-finite value; either way *column = b * vertex + component where it happened */
 ms_status ms_chol_factor(ms_chol *ch, int *column) {
   const double *Ax = ch->A->x;
   const int *Ap = ch->A->p;
   for (int j = 0; j < (int)ch->A->ncol; j++)
     for (int k = Ap[j]; k < Ap[j + 1]; k++)
       if (!isfinite(Ax[k])) {
-        *column = j;
+        *column = model_column(ch, j);
         return MS_EDIVERGED;
       }
   cholmod_factorize(ch->A, ch->L, &ch->c);
   if (ch->c.status == CHOLMOD_NOT_POSDEF || ch->L->minor < ch->L->n) {
-    *column = (int)ch->L->minor;
+    // minor counts columns of the permuted matrix P A P^T; Perm maps it back to A's
+    int j = (int)ch->L->minor;
+    if (ch->L->Perm) j = ((const int *)ch->L->Perm)[j];
+    *column = model_column(ch, j);
     return MS_ENOTPD;
   }
   if (ch->c.status < 0) return ch->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM : MS_ECHOLMOD;

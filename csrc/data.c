@@ -32,6 +32,7 @@ void ms_data_free(ms_data *d) {
   free(d->g);
   free(d->hres);
   free(d->hobj);
+  ms_implicit_free(d->implicit);
   memset(d, 0, sizeof(*d));
 }
 

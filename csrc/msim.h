@@ -27,6 +27,8 @@ typedef enum {
 typedef enum {
   MS_EXPLICIT_EULER = 0,
   MS_SYMPLECTIC_EULER,
+  MS_IMPLICIT_EULER,
+  MS_LINEARIZED_IMPLICIT,
   MS_NMETHOD,
 } ms_method;
 
@@ -52,7 +54,29 @@ typedef struct {
 typedef struct {
   int iterations;         /* iteration cap of iterative methods */
   double tol;             /* stop when the residual falls below this (0: never) */
+  /* implicit_euler, linearized_implicit */
+  int spd;                /* ms_spd: how the spring Hessian is kept positive definite */
+  double shift;           /* MS_SPD_SHIFT: eps added to the stiffness diagonal [N/m] */
+  int line_search;        /* implicit_euler: backtracking Armijo line search on g */
+  int solver;             /* linearized_implicit: ms_linsolver */
 } ms_opt;
+
+/* keeping spring Hessians positive definite */
+typedef enum {
+  MS_SPD_CLAMP = 0, /* lateral factor (1 - L/l) clamped at 0 */
+  MS_SPD_SHIFT,     /* exact Hessian plus shift * I */
+  MS_SPD_PROJECT,   /* per-spring eigenvalue projection (equals the clamp for springs) */
+  MS_SPD_NONE,      /* exact Hessian; an indefinite matrix is an error */
+  MS_NSPD,
+} ms_spd;
+
+/* linear solvers of linearized_implicit */
+typedef enum {
+  MS_SOLVE_CG = 0, /* conjugate gradients, block-Jacobi preconditioned */
+  MS_SOLVE_JACOBI, /* block-Jacobi iteration */
+  MS_SOLVE_DIRECT, /* CHOLMOD */
+  MS_NSOLVE,
+} ms_linsolver;
 
 /* what one step did */
 typedef struct {
@@ -60,7 +84,11 @@ typedef struct {
   int converged;          /* 1 when tol was met or the method is not iterative */
   int nhist;              /* entries written to data->hres and data->hobj */
   int bad;                /* diverged vertex or non-positive-definite column, else -1 */
+  double timing[3];       /* seconds in assembly, factorisation and solves (implicit methods) */
 } ms_info;
+
+/* per-method workspaces kept in ms_data, defined in their own files */
+typedef struct ms_implicit ms_implicit;
 
 /* changing data: state, scratch and method workspaces */
 typedef struct {
@@ -76,6 +104,7 @@ typedef struct {
   int hcap;               /* capacity of the history arrays */
   double *hres;           /* (hcap) residual per iteration */
   double *hobj;           /* (hcap) objective per iteration */
+  ms_implicit *implicit;  /* implicit.c workspace, NULL until first used */
 } ms_data;
 
 /* model.c: allocation and derived quantities */
@@ -94,6 +123,7 @@ void ms_spring_forces(const ms_model *m, const double *x, double *f);
 void ms_add_gravity(const ms_model *m, double *f);
 void ms_energy(const ms_model *m, const ms_data *d, double *kinetic, double *spring,
                double *gravity);
+void ms_spring_hessian(const ms_model *m, const double *x, int s, ms_spd spd, double blk[9]);
 
 /* potential.c: the incremental potential g(x) = |x - y|_M^2 / (2 h^2) + E_spring(x) */
 void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y);
@@ -106,6 +136,13 @@ ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_op
                             ms_info *info);
 ms_status ms_symplectic_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                               ms_info *info);
+
+/* implicit.c: implicit Euler by Newton and linearised implicit Euler */
+ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                            ms_info *info);
+ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                                 ms_info *info);
+void ms_implicit_free(ms_implicit *w);
 
 /* step.c: one step of any method; on failure the state is left as it was */
 ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,

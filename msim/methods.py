@@ -24,14 +24,48 @@ class Option:
     doc: str
 
 
+SPD = ("clamp", "shift", "project", "none")
+_SPD_DOC = ("how the spring Hessian is kept positive definite: 'clamp' drops the negative "
+            "lateral part (1 - L/l < 0) of compressed springs; 'shift' adds `shift` * I; "
+            "'project' clips each spring block's eigenvalues (k and k(1 - L/l) twice) at 0, "
+            "which for a two-vertex spring gives exactly the clamp; 'none' keeps the exact "
+            "Hessian and raises NotPositiveDefiniteError when the matrix is indefinite")
+_SHIFT_DOC = ("spd='shift': eps [N/m] added to the diagonal of the stiffness matrix (a spring of "
+              "stiffness eps from every free vertex to where it is); the default, 10% of "
+              "System's default stiffness 1000 N/m, cancels the lateral curvature "
+              "-0.1 k of a default spring compressed by 9%: scale it with your stiffness")
+
 METHODS: dict[str, dict[str, Option]] = {
     "explicit_euler": {},
     "symplectic_euler": {},
+    "implicit_euler": {
+        "max_iterations": Option(1, int, "iterations",
+                                 "Newton iterations at most (1: the course convention)"),
+        "tol": Option(0.0, float, "tol", "stop when |grad g| over free vertices is below tol "
+                      "[N]; 0: run max_iterations"),
+        "spd": Option("clamp", SPD, "spd", _SPD_DOC),
+        "shift": Option(100.0, float, "shift", _SHIFT_DOC),
+        "line_search": Option(False, bool, "line_search",
+                              "backtracking Armijo line search on g along the Newton step"),
+    },
+    "linearized_implicit": {
+        "solver": Option("cg", ("cg", "jacobi", "direct"), "solver",
+                         "'cg': conjugate gradients with a block-Jacobi preconditioner; "
+                         "'jacobi': block-Jacobi iteration (diverges once h^2 k / m is large, "
+                         "roughly h omega > 1); 'direct': CHOLMOD"),
+        "max_iterations": Option(500, int, "iterations", "iterations of 'cg' or 'jacobi' at most"),
+        "tol": Option(1e-8, float, "tol", "stop 'cg' or 'jacobi' at this relative residual "
+                      "|b - A dv| / |b|; 0: run max_iterations"),
+        "spd": Option("clamp", SPD, "spd", _SPD_DOC),
+        "shift": Option(100.0, float, "shift", _SHIFT_DOC),
+    },
 }
 
 SUMMARY: dict[str, str] = {
     "explicit_euler": "x += h v(t); v += h a(x(t)). Unstable for stiff springs, on purpose.",
     "symplectic_euler": "v += h a(x(t)); x += h v(t+h). Stable below h ~ 2/omega_max.",
+    "implicit_euler": "Newton on g(x) = |x - y|_M^2/(2h^2) + E(x) from x = y; v = (x - x_t)/h.",
+    "linearized_implicit": "One solve (M - h^2 K) dv = h (f + h K v); v += dv; x += h v.",
 }
 
 
@@ -65,7 +99,7 @@ def _convert(name: str, value: Any, opt: Option) -> Any:
     if opt.kind is bool:
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name}: expected True or False, got {value!r}")
-        return bool(value)
+        return int(value)  # the core reads flags as integers
     if opt.kind is int:
         return as_int(name, value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):

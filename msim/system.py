@@ -18,6 +18,14 @@ class StepInfo:
     residuals: per-iteration residual (gradient norm of the incremental potential, or the
     constraint residual for XPBD); empty for single-pass methods. objectives: per-iteration
     value of the objective where the method minimises one. seconds: wall time in C.
+    timings: seconds spent in "assemble", "factor" and "solve" (zero for methods without
+    those phases).
+
+    implicit_euler: entry 0 is the start point x = y, then one entry per Newton iteration;
+    residuals are |grad g| [N], objectives g [J]; converged is True only when a positive tol
+    was met (with tol=0 nothing was tested, so it is False). linearized_implicit: entry 0 is
+    dv = 0, then one per solver iteration (one for 'direct'); residuals are |b - A dv| / |b|,
+    objectives the quadratic model dv.A dv / 2 - b.dv [J] that CG minimises.
     """
 
     method: str
@@ -27,6 +35,7 @@ class StepInfo:
     residuals: np.ndarray
     objectives: np.ndarray
     seconds: float
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -69,9 +78,10 @@ class System(_core.System):
         Raises DivergenceError (state left as it was) when the step produces a non-finite or
         absurd state, NotPositiveDefiniteError when a linear system is indefinite.
         """
-        iters, converged, residuals, objectives, seconds = self._step(
+        iters, converged, residuals, objectives, seconds, timings = self._step(
             dt, method, **resolve(method, options))
-        return StepInfo(method, float(dt), iters, converged, residuals, objectives, seconds)
+        return StepInfo(method, float(dt), iters, converged, residuals, objectives, seconds,
+                        timings)
 
     def simulate(self, steps: int, dt: float, method: str, *, record_every: int = 1,
                  progress: bool = False, on_divergence: str = "raise",
@@ -91,7 +101,7 @@ class System(_core.System):
         bar = _progress(steps, method) if progress else None
         for k in range(steps):
             try:
-                iters, _, _, _, sec = self._step(dt, method, **core_options)
+                iters, _, _, _, sec, _ = self._step(dt, method, **core_options)
             except _core.DivergenceError:
                 if on_divergence == "raise":
                     raise

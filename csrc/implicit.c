@@ -1,0 +1,365 @@
+/* implicit.c: implicit Euler by Newton, and linearised (Baraff-Witkin) implicit Euler
+ *
+ * Both solve linear systems A z = b over the free vertices, with A of one shape:
+ *
+ *   A = diag(a_i) kron I3 + sum_s S_s  (S_s on both ends' diagonal blocks, -S_s between them)
+ *
+ * Newton on g(x) has a_i = m_i / h^2 (+ shift) and S_s the spring Hessian block; the
+ * linearised step has a_i = m_i (+ h^2 shift) and S_s = h^2 times the block. Fixed vertices
+ * are not unknowns: vectors are (nv,3) with zeros on fixed vertices, CHOLMOD sees free ones.
+ * On entry d->xn holds x and d->vn the damped velocity (ms_step sets both up).
+ */
+#define _POSIX_C_SOURCE 199309L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "msim.h"
+
+struct ms_implicit {
+  ms_chol *ch;           /* 3x3-block factor, built when a direct solve first needs it */
+  double *a;             /* (nv) diagonal of A per vertex [kg/s^2 or kg] */
+  double *blk;           /* (ns,9) spring blocks S_s, row-major */
+  double *dinv;          /* (nv,9) inverse diagonal blocks of A (jacobi, cg) */
+  double *r, *p, *q;     /* (nv,3) solver vectors */
+  double *rhs;           /* (3 nv) right-hand side over free vertices for CHOLMOD */
+  double *x1;            /* (nv,3) line-search trial point */
+};
+
+/* Armijo sufficient-decrease constant and the smallest line-search step */
+#define MS_ARMIJO 1e-4
+#define MS_MIN_STEP 0x1p-30
+
+void ms_implicit_free(ms_implicit *w) {
+  if (!w) return;
+  ms_chol_free(w->ch);
+  free(w->a);
+  free(w->blk);
+  free(w->dinv);
+  free(w->r);
+  free(w->p);
+  free(w->q);
+  free(w->rhs);
+  free(w->x1);
+  free(w);
+}
+
+/* the workspace of d, allocated on first use (nv and ns never change for one ms_data) */
+static ms_status workspace(const ms_model *m, ms_data *d, ms_implicit **out) {
+  if (!d->implicit) {
+    size_t n = m->nv ? m->nv : 1, ns = m->ns ? m->ns : 1;
+    ms_implicit *w = calloc(1, sizeof(ms_implicit));
+    if (!w) return MS_ENOMEM;
+    w->a = calloc(n, sizeof(double));
+    w->blk = calloc(9 * ns, sizeof(double));
+    w->dinv = calloc(9 * n, sizeof(double));
+    w->r = calloc(3 * n, sizeof(double));
+    w->p = calloc(3 * n, sizeof(double));
+    w->q = calloc(3 * n, sizeof(double));
+    w->rhs = calloc(3 * n, sizeof(double));
+    w->x1 = calloc(3 * n, sizeof(double));
+    if (!w->a || !w->blk || !w->dinv || !w->r || !w->p || !w->q || !w->rhs || !w->x1) {
+      ms_implicit_free(w);
+      return MS_ENOMEM;
+    }
+    d->implicit = w;
+  }
+  *out = d->implicit;
+  return MS_OK;
+}
+
+/* monotonic wall clock [s] */
+static double clock_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static double dot(int n, const double *a, const double *b) {
+  double s = 0;
+  for (int k = 0; k < n; k++) s += a[k] * b[k];
+  return s;
+}
+
+/* history entry i: residual and objective */
+static void record(ms_data *d, int i, double res, double obj) {
+  d->hres[i] = res;
+  d->hobj[i] = obj;
+}
+
+/* a_i = mscale m_i + kscale shift and S_s = kscale H_s(x) with the spd treatment */
+static void build_system(const ms_model *m, const double *x, ms_implicit *w, const ms_opt *o,
+                         double mscale, double kscale) {
+  double shift = o->spd == MS_SPD_SHIFT ? kscale * o->shift : 0.0;
+  for (int i = 0; i < m->nv; i++) w->a[i] = mscale * m->mass[i] + shift;
+  for (int s = 0; s < m->ns; s++) {
+    double *b = w->blk + 9 * s;
+    ms_spring_hessian(m, x, s, (ms_spd)o->spd, b);
+    for (int t = 0; t < 9; t++) b[t] *= kscale;
+  }
+}
+
+/* out = A p; p is zero on fixed vertices and so is out */
+static void apply(const ms_model *m, const ms_implicit *w, const double *p, double *out) {
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) out[3 * i + t] = m->fixed[i] ? 0.0 : w->a[i] * p[3 * i + t];
+  for (int s = 0; s < m->ns; s++) {
+    int i = m->edge[2 * s], j = m->edge[2 * s + 1];
+    const double *b = w->blk + 9 * s;
+    double e[3] = {p[3 * i] - p[3 * j], p[3 * i + 1] - p[3 * j + 1], p[3 * i + 2] - p[3 * j + 2]};
+    for (int r = 0; r < 3; r++) {
+      double t = b[3 * r] * e[0] + b[3 * r + 1] * e[1] + b[3 * r + 2] * e[2];
+      if (!m->fixed[i]) out[3 * i + r] += t;
+      if (!m->fixed[j]) out[3 * j + r] -= t;
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- direct solves */
+
+/* copy A into CHOLMOD (pattern built on first use and when the fixed set changed) */
+static ms_status fill_chol(const ms_model *m, ms_implicit *w) {
+  if (!ms_chol_current(w->ch, m)) {
+    ms_chol_free(w->ch);
+    w->ch = NULL;
+    ms_status st = ms_chol_springs(&w->ch, m, 3);
+    if (st != MS_OK) return st;
+  }
+  ms_chol_zero(w->ch);
+  for (int i = 0; i < m->nv; i++) {
+    double diag[9] = {w->a[i], 0, 0, 0, w->a[i], 0, 0, 0, w->a[i]};
+    ms_chol_add_vertex(w->ch, m, i, diag);
+  }
+  for (int s = 0; s < m->ns; s++) ms_chol_add_spring(w->ch, m, s, w->blk + 9 * s);
+  return MS_OK;
+}
+
+/* z = A^-1 b through the factor; b and z are (nv,3), z is zero on fixed vertices */
+static ms_status chol_solve(const ms_model *m, ms_implicit *w, const double *b, double *z) {
+  for (int i = 0; i < m->nv; i++)
+    if (m->dof[i] >= 0) memcpy(w->rhs + 3 * m->dof[i], b + 3 * i, 3 * sizeof(double));
+  ms_status st = ms_chol_solve(w->ch, w->rhs, 1);
+  if (st != MS_OK) return st;
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) z[3 * i + t] = m->dof[i] >= 0 ? w->rhs[3 * m->dof[i] + t] : 0.0;
+  return MS_OK;
+}
+
+/* assemble (timed), factorise (timed); *bad = column on failure */
+static ms_status factor(const ms_model *m, ms_implicit *w, ms_info *info) {
+  double t0 = clock_s();
+  ms_status st = fill_chol(m, w);
+  double t1 = clock_s();
+  if (st == MS_OK) st = ms_chol_factor(w->ch, &info->bad);
+  info->timing[0] += t1 - t0;
+  info->timing[1] += clock_s() - t1;
+  return st;
+}
+
+/* ---------------------------------------------------------------- implicit Euler (Newton) */
+
+/* backtracking Armijo step length along p from x, where g(x) = obj and d->g = grad g(x) */
+static double line_search(const ms_model *m, ms_data *d, ms_implicit *w, double h, double obj) {
+  double slope = dot(3 * m->nv, d->g, w->p), alpha = 1.0;
+  for (; alpha > MS_MIN_STEP; alpha *= 0.5) {
+    for (int k = 0; k < 3 * m->nv; k++) w->x1[k] = d->xn[k] + alpha * w->p[k];
+    if (ms_objective(m, w->x1, d->y, h) <= obj + MS_ARMIJO * alpha * slope) break;
+  }
+  return alpha;
+}
+
+/* minimise g(x) = |x - y|_M^2 / (2 h^2) + E(x) by Newton from x = y, then v = (x - x_t) / h.
+ * History: entry 0 at the start point, one entry per Newton iteration. */
+ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                            ms_info *info) {
+  ms_implicit *w;
+  if (o->spd < 0 || o->spd >= MS_NSPD) return MS_EINPUT;
+  ms_status st = workspace(m, d, &w);
+  if (st != MS_OK) return st;
+  int n3 = 3 * m->nv, it = 0;
+  double *x = d->xn;
+  ms_inertial_target(m, d, h, d->y);
+  memcpy(x, d->y, sizeof(double) * n3);
+  double res = ms_objective_grad(m, x, d->y, h, d->g), obj = ms_objective(m, x, d->y, h);
+  record(d, 0, res, obj);
+  while (it < o->iterations && !(o->tol > 0 && res < o->tol)) {
+    // Newton direction p = -(grad^2 g)^-1 grad g
+    build_system(m, x, w, o, 1.0 / (h * h), 1.0);
+    st = factor(m, w, info);
+    if (st != MS_OK) return st;
+    double t0 = clock_s();
+    for (int k = 0; k < n3; k++) d->f[k] = -d->g[k];
+    st = chol_solve(m, w, d->f, w->p);
+    info->timing[2] += clock_s() - t0;
+    if (st != MS_OK) return st;
+
+    // step, optionally shortened until g decreases enough
+    double alpha = o->line_search ? line_search(m, d, w, h, obj) : 1.0;
+    for (int k = 0; k < n3; k++) x[k] += alpha * w->p[k];
+    res = ms_objective_grad(m, x, d->y, h, d->g);
+    obj = ms_objective(m, x, d->y, h);
+    record(d, ++it, res, obj);
+  }
+  info->iters = it;
+  info->nhist = it + 1;
+  info->converged = o->tol > 0 && res < o->tol;
+  for (int k = 0; k < n3; k++) d->vn[k] = (x[k] - d->x[k]) / h;
+  return MS_OK;
+}
+
+/* ---------------------------------------------------------------- iterative solves */
+
+/* inverse of the symmetric 3x3 block D, or the failing component (0..2) if D is not
+ * positive definite (leading minors) */
+static int inverse3(const double *D, double *inv) {
+  double c00 = D[4] * D[8] - D[5] * D[7], c01 = D[5] * D[6] - D[3] * D[8],
+         c02 = D[3] * D[7] - D[4] * D[6];
+  double minor2 = D[0] * D[4] - D[1] * D[3], det = D[0] * c00 + D[1] * c01 + D[2] * c02;
+  if (!(D[0] > 0)) return 0;
+  if (!(minor2 > 0)) return 1;
+  if (!(det > 0)) return 2;
+  double adj[9] = {c00, D[2] * D[7] - D[1] * D[8], D[1] * D[5] - D[2] * D[4],
+                   c01, D[0] * D[8] - D[2] * D[6], D[2] * D[3] - D[0] * D[5],
+                   c02, D[1] * D[6] - D[0] * D[7], minor2};
+  for (int t = 0; t < 9; t++) inv[t] = adj[t] / det;
+  return -1;
+}
+
+/* w->dinv = inverse diagonal blocks of A over free vertices; MS_ENOTPD when one is not
+ * positive definite (*bad = 3 * vertex + component) */
+static ms_status diag_inverse(const ms_model *m, ms_implicit *w, int *bad) {
+  memset(w->dinv, 0, sizeof(double) * 9 * m->nv);
+  for (int s = 0; s < m->ns; s++)
+    for (int e = 0; e < 2; e++) {
+      double *acc = w->dinv + 9 * m->edge[2 * s + e];
+      for (int t = 0; t < 9; t++) acc[t] += w->blk[9 * s + t];
+    }
+  for (int i = 0; i < m->nv; i++) {
+    double blk[9];
+    memcpy(blk, w->dinv + 9 * i, sizeof(blk));
+    for (int t = 0; t < 3; t++) blk[4 * t] += w->a[i];
+    int fail = m->fixed[i] ? -1 : inverse3(blk, w->dinv + 9 * i);
+    if (m->fixed[i]) memset(w->dinv + 9 * i, 0, sizeof(blk));
+    if (fail >= 0) {
+      *bad = 3 * i + fail;
+      return MS_ENOTPD;
+    }
+  }
+  return MS_OK;
+}
+
+/* z = D^-1 r blockwise */
+static void precondition(const ms_model *m, const ms_implicit *w, const double *r, double *z) {
+  for (int i = 0; i < m->nv; i++) {
+    const double *D = w->dinv + 9 * i, *ri = r + 3 * i;
+    for (int t = 0; t < 3; t++)
+      z[3 * i + t] = D[3 * t] * ri[0] + D[3 * t + 1] * ri[1] + D[3 * t + 2] * ri[2];
+  }
+}
+
+/* relative residual |r| / |b| (0 when b = 0) and the quadratic model
+ * q(z) = z.A z / 2 - b.z = -z.(b + r) / 2 [J] */
+static void record_solve(const ms_model *m, ms_data *d, int i, const double *b,
+                         const double *z, const double *r, double bnorm) {
+  int n3 = 3 * m->nv;
+  double q = -0.5 * (dot(n3, z, b) + dot(n3, z, r));
+  record(d, i, bnorm > 0 ? sqrt(dot(n3, r, r)) / bnorm : 0.0, q);
+}
+
+/* solve A z = b (z starts at 0) by block-Jacobi-preconditioned CG or block-Jacobi iteration,
+ * stopping after o->iterations or at relative residual o->tol; fills info */
+static ms_status iterate(const ms_model *m, ms_data *d, ms_implicit *w, const ms_opt *o,
+                         const double *b, double *z, ms_info *info) {
+  int n3 = 3 * m->nv, it = 0, cg = o->solver == MS_SOLVE_CG;
+  double bnorm = sqrt(dot(n3, b, b)), *r = w->r, *p = w->p, *q = w->q;
+  memset(z, 0, sizeof(double) * n3);
+  memcpy(r, b, sizeof(double) * n3);
+  precondition(m, w, r, p);
+  double rz = dot(n3, r, p), rel = bnorm > 0 ? 1.0 : 0.0;
+  record(d, 0, rel, 0.0);
+  while (it < o->iterations && !(o->tol > 0 && rel <= o->tol) && isfinite(rel) && bnorm > 0) {
+    if (cg) {
+      // conjugate gradient step along p; p.A p <= 0 proves A indefinite
+      apply(m, w, p, q);
+      double pq = dot(n3, p, q);
+      if (!(pq > 0)) return MS_ENOTPD;
+      double alpha = rz / pq;
+      for (int k = 0; k < n3; k++) z[k] += alpha * p[k], r[k] -= alpha * q[k];
+    } else {
+      // Jacobi: z += D^-1 (b - A z)
+      precondition(m, w, r, q);
+      for (int k = 0; k < n3; k++) z[k] += q[k];
+      apply(m, w, z, q);
+      for (int k = 0; k < n3; k++) r[k] = b[k] - q[k];
+    }
+    record_solve(m, d, ++it, b, z, r, bnorm);
+    rel = d->hres[it];
+    if (cg) {
+      precondition(m, w, r, q);
+      double rz1 = dot(n3, r, q);
+      for (int k = 0; k < n3; k++) p[k] = q[k] + rz1 / rz * p[k];
+      rz = rz1;
+    }
+  }
+  info->iters = it;
+  info->nhist = it + 1;
+  info->converged = bnorm == 0 || (o->tol > 0 && rel <= o->tol);
+  return MS_OK;
+}
+
+/* ---------------------------------------------------------------- linearised implicit */
+
+/* one linear solve on velocities: (M - h^2 K) dv = h (f + h K v), K = -(spring Hessian)
+ * at x_t with the spd treatment; v += dv, x += h v */
+ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                                 ms_info *info) {
+  ms_implicit *w;
+  if (o->spd < 0 || o->spd >= MS_NSPD || o->solver < 0 || o->solver >= MS_NSOLVE)
+    return MS_EINPUT;
+  ms_status st = workspace(m, d, &w);
+  if (st != MS_OK) return st;
+  int n3 = 3 * m->nv;
+  double t0 = clock_s();
+  build_system(m, d->x, w, o, 1.0, h * h);
+
+  // b = h f - h^2 H v = h f - (A - M) v, zero on fixed vertices
+  memset(d->f, 0, sizeof(double) * n3);
+  ms_spring_forces(m, d->x, d->f);
+  ms_add_gravity(m, d->f);
+  apply(m, w, d->vn, w->q);
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) {
+      int k = 3 * i + t;
+      d->y[k] = m->fixed[i] ? 0.0 : h * d->f[k] - w->q[k] + m->mass[i] * d->vn[k];
+    }
+  double *b = d->y, *dv = d->g;
+
+  // solve into dv
+  if (o->solver == MS_SOLVE_DIRECT) {
+    info->timing[0] += clock_s() - t0;
+    st = factor(m, w, info);
+    double t1 = clock_s();
+    if (st == MS_OK) st = chol_solve(m, w, b, dv);
+    info->timing[2] += clock_s() - t1;
+    if (st != MS_OK) return st;
+    apply(m, w, dv, w->r);
+    for (int k = 0; k < n3; k++) w->r[k] = b[k] - w->r[k];
+    double bnorm = sqrt(dot(n3, b, b));
+    record(d, 0, bnorm > 0 ? 1.0 : 0.0, 0.0);
+    record_solve(m, d, 1, b, dv, w->r, bnorm);
+    info->iters = 1, info->nhist = 2, info->converged = 1;
+  } else {
+    st = diag_inverse(m, w, &info->bad);
+    double t1 = clock_s();
+    info->timing[0] += t1 - t0;
+    if (st == MS_OK) st = iterate(m, d, w, o, b, dv, info);
+    info->timing[2] += clock_s() - t1;
+    if (st != MS_OK) return st;
+  }
+  for (int k = 0; k < n3; k++) {
+    d->vn[k] += dv[k];
+    d->xn[k] += h * d->vn[k];
+  }
+  return MS_OK;
+}

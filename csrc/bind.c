@@ -427,8 +427,9 @@ static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *i
     case MS_ENOTPD:
       raise_with(ms->NotPositiveDefiniteError,
                  PyUnicode_FromFormat("%s (dt=%R): the system matrix is not positive definite "
-                                      "(CHOLMOD stopped at column %d); choose an spd option "
-                                      "other than 'none'; the state is left as it was",
+                                      "at column %d (3 * vertex + axis; -1: found by CG); use "
+                                      "spd='clamp' or 'project', or a larger shift with "
+                                      "spd='shift'; the state is left as it was",
                                       method, hobj, info->bad),
                  "column", info->bad, NULL, 0);
       break;

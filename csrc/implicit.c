@@ -27,9 +27,11 @@ struct ms_implicit {
   double *x1;            /* (nv,3) line-search trial point */
 };
 
-/* Armijo sufficient-decrease constant and the smallest line-search step */
+/* Armijo sufficient-decrease constant, the smallest line-search step, and the relative
+ * rounding allowance on g near a minimum (Hager and Zhang's approximate Armijo condition) */
 #define MS_ARMIJO 1e-4
 #define MS_MIN_STEP 0x1p-30
+#define MS_ROUNDING 1e-12
 
 void ms_implicit_free(ms_implicit *w) {
   if (!w) return;
@@ -159,12 +161,14 @@ static ms_status factor(const ms_model *m, ms_implicit *w, ms_info *info) {
 
 /* ---------------------------------------------------------------- implicit Euler (Newton) */
 
-/* backtracking Armijo step length along p from x, where g(x) = obj and d->g = grad g(x) */
+/* backtracking Armijo step length along p from x, where g(x) = obj and d->g = grad g(x);
+ * near the minimum g's change drowns in rounding, so a change within that is accepted */
 static double line_search(const ms_model *m, ms_data *d, ms_implicit *w, double h, double obj) {
-  double slope = dot(3 * m->nv, d->g, w->p), alpha = 1.0;
+  double slope = dot(3 * m->nv, d->g, w->p), alpha = 1.0, noise = MS_ROUNDING * fabs(obj);
   for (; alpha > MS_MIN_STEP; alpha *= 0.5) {
     for (int k = 0; k < 3 * m->nv; k++) w->x1[k] = d->xn[k] + alpha * w->p[k];
-    if (ms_objective(m, w->x1, d->y, h) <= obj + MS_ARMIJO * alpha * slope) break;
+    double g1 = ms_objective(m, w->x1, d->y, h);
+    if (g1 <= obj + MS_ARMIJO * alpha * slope || fabs(g1 - obj) <= noise) break;
   }
   return alpha;
 }

@@ -148,12 +148,14 @@ static ms_status chol_solve(const ms_model *m, ms_implicit *w, const double *b, 
   return MS_OK;
 }
 
-/* assemble (timed), factorise (timed); *bad = column on failure */
+/* assemble (timed), factorise (timed); info->bad = the failing column (3 * vertex + axis)
+ * when A is not positive definite, the vertex when A holds a non-finite value */
 static ms_status factor(const ms_model *m, ms_implicit *w, ms_info *info) {
   double t0 = clock_s();
   ms_status st = fill_chol(m, w);
   double t1 = clock_s();
   if (st == MS_OK) st = ms_chol_factor(w->ch, &info->bad);
+  if (st == MS_EDIVERGED) info->bad /= 3;
   info->timing[0] += t1 - t0;
   info->timing[1] += clock_s() - t1;
   return st;
@@ -173,7 +175,9 @@ static double line_search(const ms_model *m, ms_data *d, ms_implicit *w, double 
   return alpha;
 }
 
-/* minimise g(x) = |x - y|_M^2 / (2 h^2) + E(x) by Newton from x = y, then v = (x - x_t) / h.
+/* minimise g(x) = |x - y|_M^2 / (2 h^2) + E(x) by Newton, then v = (x - x_t) / h.
+ * Newton starts at y, which already holds the damped velocity and gravity: it is the answer
+ * when springs vanish, and its fixed vertices sit at x_t, so they never move (p is zero there).
  * History: entry 0 at the start point, one entry per Newton iteration. */
 ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                             ms_info *info) {

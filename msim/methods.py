@@ -51,8 +51,10 @@ METHODS: dict[str, dict[str, Option]] = {
     "linearized_implicit": {
         "solver": Option("cg", ("cg", "jacobi", "direct"), "solver",
                          "'cg': conjugate gradients with a block-Jacobi preconditioner; "
-                         "'jacobi': block-Jacobi iteration (diverges once h^2 k / m is large, "
-                         "roughly h omega > 1); 'direct': CHOLMOD"),
+                         "'jacobi': block-Jacobi iteration, which converges when the spring "
+                         "blocks are positive semidefinite (any spd but 'none') but slows to a "
+                         "crawl once h^2 k / m >> 1 (hundreds of iterations past h omega ~ 1; "
+                         "with spd='none' it may diverge); 'direct': CHOLMOD"),
         "max_iterations": Option(500, int, "iterations", "iterations of 'cg' or 'jacobi' at most"),
         "tol": Option(1e-8, float, "tol", "stop 'cg' or 'jacobi' at this relative residual "
                       "|b - A dv| / |b|; 0: run max_iterations"),

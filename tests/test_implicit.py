@@ -232,10 +232,10 @@ def test_jacobi_slows_down_as_h_squared_k_over_m_grows_while_cg_does_not_care():
     # with positive semidefinite spring blocks 2D - A is positive definite, so block Jacobi
     # converges, but its contraction tends to 1 as h^2 k / m grows
     counts = []
-    for k in (1.0, 100.0, 1e4):  # h^2 k / m = 0.1, 10, 1000
+    for k in (1.0, 10.0, 1e4):  # h^2 k / m = 0.1, 1, 1000
         info = _cloth(k=k).step(0.01 * np.sqrt(10), "linearized_implicit", solver="jacobi",
-                                tol=1e-6, max_iterations=300)
+                                tol=1e-6, max_iterations=500)
         counts.append(info.iterations)
-    assert counts[0] < counts[1] < counts[2] == 300
+    assert counts[0] < counts[1] < 100 and counts[2] == 500
     cg = _cloth(k=1e4).step(0.01 * np.sqrt(10), "linearized_implicit", solver="cg", tol=1e-6)
     assert cg.converged and cg.iterations < 100

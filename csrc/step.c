@@ -60,6 +60,6 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   d->xn = x, d->vn = v;
   d->time += h;
   d->nstep++;
-  if (info->iters == 0) info->iters = 1, info->converged = 1;
+  if (info->nhist == 0) info->iters = 1, info->converged = 1; /* single-pass methods */
   return MS_OK;
 }

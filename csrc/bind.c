@@ -536,9 +536,9 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
     Py_XDECREF(obj);
     return NULL;
   }
-  return Py_BuildValue("(iONNd{sdsdsd})", info.iters, info.converged ? Py_True : Py_False, res,
-                       obj, t1 - t0, "assemble", info.timing[0], "factor", info.timing[1],
-                       "solve", info.timing[2]);
+  return Py_BuildValue("(iONNd{sdsdsd})", info.iters, info.converged ? Py_True : Py_False, res, obj,
+                       t1 - t0, "assemble", info.timing[0], "factor", info.timing[1], "solve",
+                       info.timing[2]);
 }
 
 /* _hessian_blocks(spd) -> (m,3,3) spring Hessian blocks at the current positions [N/m] */

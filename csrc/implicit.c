@@ -18,13 +18,13 @@
 #include "msim.h"
 
 struct ms_implicit {
-  ms_chol *ch;           /* 3x3-block factor, built when a direct solve first needs it */
-  double *a;             /* (nv) diagonal of A per vertex [kg/s^2 or kg] */
-  double *blk;           /* (ns,9) spring blocks S_s, row-major */
-  double *dinv;          /* (nv,9) inverse diagonal blocks of A (jacobi, cg) */
-  double *r, *p, *q;     /* (nv,3) solver vectors */
-  double *rhs;           /* (3 nv) right-hand side over free vertices for CHOLMOD */
-  double *x1;            /* (nv,3) line-search trial point */
+  ms_chol *ch;       /* 3x3-block factor, built when a direct solve first needs it */
+  double *a;         /* (nv) diagonal of A per vertex [kg/s^2 or kg] */
+  double *blk;       /* (ns,9) spring blocks S_s, row-major */
+  double *dinv;      /* (nv,9) inverse diagonal blocks of A (jacobi, cg) */
+  double *r, *p, *q; /* (nv,3) solver vectors */
+  double *rhs;       /* (3 nv) right-hand side over free vertices for CHOLMOD */
+  double *x1;        /* (nv,3) line-search trial point */
 };
 
 /* Armijo sufficient-decrease constant, the smallest line-search step, and the relative
@@ -268,8 +268,8 @@ static void precondition(const ms_model *m, const ms_implicit *w, const double *
 
 /* relative residual |r| / |b| (0 when b = 0) and the quadratic model
  * q(z) = z.A z / 2 - b.z = -z.(b + r) / 2 [J] */
-static void record_solve(const ms_model *m, ms_data *d, int i, const double *b,
-                         const double *z, const double *r, double bnorm) {
+static void record_solve(const ms_model *m, ms_data *d, int i, const double *b, const double *z,
+                         const double *r, double bnorm) {
   int n3 = 3 * m->nv;
   double q = -0.5 * (dot(n3, z, b) + dot(n3, z, r));
   record(d, i, bnorm > 0 ? sqrt(dot(n3, r, r)) / bnorm : 0.0, q);
@@ -323,8 +323,7 @@ static ms_status iterate(const ms_model *m, ms_data *d, ms_implicit *w, const ms
 ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                                  ms_info *info) {
   ms_implicit *w;
-  if (o->spd < 0 || o->spd >= MS_NSPD || o->solver < 0 || o->solver >= MS_NSOLVE)
-    return MS_EINPUT;
+  if (o->spd < 0 || o->spd >= MS_NSPD || o->solver < 0 || o->solver >= MS_NSOLVE) return MS_EINPUT;
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
   int n3 = 3 * m->nv;

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from . import mesh as meshes
+from .methods import METHODS
 from .system import System, Trajectory
 
 
@@ -69,15 +70,41 @@ def _robust_limits(runs: list[Trajectory]) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
+def compare_cli(methods: list[str], dt: float, steps: int, size: int, out: Path) -> None:
+    """Compare methods on a size x size pinned cloth: print the table, save the energy plot."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from . import plot
+    from .compare import compare
+
+    cloth = meshes.cloth_grid(size, size)
+    sim = System(cloth.vertices, cloth.edges, mass=0.01, stiffness=1000.0,
+                 fixed=[0, size - 1])
+    table, runs = compare(sim, methods, steps=steps, dt=dt, return_trajectories=True)
+    print(table)
+    out.mkdir(parents=True, exist_ok=True)
+    plot.energy(runs).savefig(out / "compare_energy.png", dpi=120)
+    print(f"\nwrote {out / 'compare_energy.png'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m msim", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("demo", help="simulate a pinned 20x20 cloth, print a table, save PNGs")
     p.add_argument("--out", type=Path, default=Path("msim-demo"), help="output folder")
     p.add_argument("--seconds", type=float, default=2.0, help="simulated time [s]")
+    p = sub.add_parser("compare", help="compare methods on a pinned cloth, print a table")
+    p.add_argument("methods", nargs="+", choices=sorted(METHODS), help="methods to run")
+    p.add_argument("--dt", type=float, default=1e-3, help="time step [s]")
+    p.add_argument("--steps", type=int, default=1000, help="steps per method")
+    p.add_argument("--size", type=int, default=20, help="cloth vertices per side")
+    p.add_argument("--out", type=Path, default=Path("msim-compare"), help="output folder")
     args = parser.parse_args(argv)
     if args.command == "demo":
         demo(args.out, args.seconds)
+    elif args.command == "compare":
+        compare_cli(args.methods, args.dt, args.steps, args.size, args.out)
     return 0
 
 

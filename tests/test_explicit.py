@@ -139,3 +139,17 @@ def test_explicit_euler_diverges_and_leaves_the_state_as_before(cloth):
     np.testing.assert_array_equal(after["positions"], before["positions"])
     np.testing.assert_array_equal(after["velocities"], before["velocities"])
     assert after["steps"] == before["steps"] and after["time"] == before["time"]
+
+
+@pytest.mark.parametrize("method", EXPLICIT)
+def test_matches_the_numpy_reference_on_a_damped_cloth(cloth, method):
+    from benchmarks.ref_explicit import ExplicitReference
+
+    cloth.damping = 0.3
+    ref = ExplicitReference(cloth.positions, cloth.velocities, cloth.edges, cloth.stiffness,
+                            cloth.rest_lengths, cloth.mass, cloth.fixed, cloth.gravity, 0.3)
+    for _ in range(100):
+        cloth.step(1e-3, method=method)
+        ref.step(1e-3, method)
+    np.testing.assert_allclose(cloth.positions, ref.x, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cloth.velocities, ref.v, rtol=0, atol=1e-9)

@@ -32,6 +32,6 @@ if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
   fi
 fi
-.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q --upgrade pip "setuptools>=77"
 .venv/bin/python -m pip install -q -e ".[all]"
 echo "setup: msim $(.venv/bin/python -c 'import msim; print(msim.__version__, "with CHOLMOD", msim.cholmod_version())')"

@@ -24,10 +24,16 @@ def spring_forces(x: np.ndarray, edges: np.ndarray, k: np.ndarray,
     length = np.linalg.norm(d, axis=1)
     safe = np.where(length > 0, length, 1.0)
     fs = (-k * (length - rest) / safe * (length > 0))[:, None] * d
-    f = np.zeros_like(x)
-    np.add.at(f, edges[:, 0], fs)
-    np.add.at(f, edges[:, 1], -fs)
-    return f
+    return scatter_pairs(edges, fs, len(x))
+
+
+def scatter_pairs(edges: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """(n,3) sums: +values[s] onto vertex edges[s,0], -values[s] onto edges[s,1]."""
+    out = np.empty((n, 3))
+    for t in range(3):
+        out[:, t] = (np.bincount(edges[:, 0], values[:, t], n)
+                     - np.bincount(edges[:, 1], values[:, t], n))
+    return out
 
 
 def spring_hessian_blocks(x: np.ndarray, edges: np.ndarray, k: np.ndarray, rest: np.ndarray,

@@ -63,7 +63,8 @@ static PyArrayObject *to_array(PyObject *obj, const char *name, int typenum) {
     return NULL;
   }
   char kind = PyArray_DESCR(any)->kind;
-  int ok = kind == 'i' || kind == 'u' || (typenum == NPY_DOUBLE && kind == 'f');
+  int empty_float = kind == 'f' && PyArray_SIZE(any) == 0; /* [] converts to float64 */
+  int ok = kind == 'i' || kind == 'u' || (kind == 'f' && (typenum == NPY_DOUBLE || empty_float));
   if (!ok) {
     PyErr_Format(PyExc_TypeError, "%s: expected an array of %s, got dtype %S", name,
                  typenum == NPY_DOUBLE ? "real numbers" : "integers", PyArray_DESCR(any));

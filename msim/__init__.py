@@ -8,6 +8,7 @@
 """
 
 from . import mesh
+from .compare import compare, stability, sweep
 from ._core import CholmodError, DivergenceError, Error, NotPositiveDefiniteError
 from ._core import cholmod_version
 from .methods import METHODS, SUMMARY
@@ -17,5 +18,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "System", "StepInfo", "Trajectory", "METHODS", "SUMMARY", "mesh", "cholmod_version",
+    "compare", "stability", "sweep",
     "Error", "DivergenceError", "NotPositiveDefiniteError", "CholmodError",
 ]

@@ -123,3 +123,78 @@ def cube_lattice(nx: int, ny: int, nz: int, size: float | Sequence[float] = 1.0,
              index[:, :, -1].T]
     faces = np.concatenate([grid_faces(side) for side in sides])
     return Mesh(vertices, edges, faces)
+
+
+# the edges of each cell type as pairs of local vertex numbers
+CELL_EDGES = {
+    "line": [(0, 1)],
+    "triangle": [(0, 1), (1, 2), (2, 0)],
+    "quad": [(0, 1), (1, 2), (2, 3), (3, 0)],
+    "tetra": [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)],
+    "hexahedron": [(0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4),
+                   (0, 4), (1, 5), (2, 6), (3, 7)],
+}
+
+# the faces of a tetrahedron (0,1,2,3), each ordered to face outwards for positive volume
+TET_FACES = [(0, 2, 1), (0, 1, 3), (0, 3, 2), (1, 2, 3)]
+
+
+def unique_edges(pairs: np.ndarray) -> np.ndarray:
+    """Distinct undirected edges of (k,2) vertex pairs, each row sorted, in sorted order."""
+    pairs = np.sort(np.asarray(pairs, dtype=np.int64).reshape(-1, 2), axis=1)
+    return np.unique(pairs, axis=0)
+
+
+def cell_edges(kind: str, cells: np.ndarray) -> np.ndarray:
+    """All edges of cells of one meshio `kind` (k, nodes) as (k * edges_per_cell, 2) pairs."""
+    local = np.array(CELL_EDGES[kind])
+    return np.asarray(cells)[:, local].reshape(-1, 2)
+
+
+def boundary_faces(tets: np.ndarray) -> np.ndarray:
+    """Triangles that belong to exactly one tetrahedron: the surface of a tet mesh, (f,3)."""
+    faces = np.asarray(tets)[:, np.array(TET_FACES)].reshape(-1, 3)
+    key = np.sort(faces, axis=1)
+    _, first, counts = np.unique(key, axis=0, return_index=True, return_counts=True)
+    return faces[np.sort(first[counts == 1])]
+
+
+def springs_from_cells(cells: dict[str, np.ndarray]) -> np.ndarray:
+    """Distinct edges of every supported cell block: {meshio kind: (k, nodes)} -> (m,2)."""
+    parts = [cell_edges(kind, c) for kind, c in cells.items() if kind in CELL_EDGES]
+    return unique_edges(np.concatenate(parts)) if parts else np.zeros((0, 2), np.int64)
+
+
+def box_tets(nx: int, ny: int, nz: int, size: float | Sequence[float] = 1.0, *,
+             origin: Sequence[float] = (0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+    """A box of nx x ny x nz lattice vertices cut into tetrahedra, six per cell (Kuhn).
+
+    Returns vertices (n,3) [m] and tets (6 (nx-1)(ny-1)(nz-1), 4), all positively oriented.
+    """
+    lattice = cube_lattice(nx, ny, nz, size, shear=False, origin=origin)
+    index = np.arange(nx * ny * nz).reshape(nz, ny, nx)
+    corner = lambda di, dj, dk: index[dk:nz - 1 + dk, dj:ny - 1 + dj, di:nx - 1 + di].ravel()
+    tets = []
+    for axes in [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]:
+        step, path = [0, 0, 0], [corner(0, 0, 0)]
+        for a in axes:  # walk from corner 000 to 111 one axis at a time
+            step[a] = 1
+            path.append(corner(*step))
+        tets.append(np.stack(path, axis=1))
+    tets = np.concatenate(tets)
+    x = lattice.vertices[tets]
+    volume = np.einsum("ij,ij->i", x[:, 1] - x[:, 0], np.cross(x[:, 2] - x[:, 0], x[:, 3] - x[:, 0]))
+    tets[volume < 0] = tets[volume < 0][:, [0, 2, 1, 3]]
+    return lattice.vertices, tets.astype(np.int64)
+
+
+def tet_mesh(vertices: np.ndarray, tets: np.ndarray) -> Mesh:
+    """A volumetric spring mesh: every distinct tetrahedron edge a spring, boundary faces."""
+    return Mesh(np.asarray(vertices, dtype=float), springs_from_cells({"tetra": tets}),
+                boundary_faces(tets))
+
+
+def triangle_mesh(vertices: np.ndarray, faces: np.ndarray) -> Mesh:
+    """A surface spring mesh: every distinct triangle edge a spring."""
+    faces = np.asarray(faces, dtype=np.int64)
+    return Mesh(np.asarray(vertices, dtype=float), springs_from_cells({"triangle": faces}), faces)

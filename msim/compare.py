@@ -1,0 +1,125 @@
+"""Experiments a student runs: several methods from one state, and parameter sweeps."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import itertools
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .methods import as_int
+from .system import System, Trajectory
+from .table import make_table
+
+
+def max_strain(sim: System) -> float:
+    """Largest |l - r| / r over springs with r > 0 (dimensionless)."""
+    x, e, r = sim.positions, sim.edges, sim.rest_lengths
+    if len(e) == 0:
+        return 0.0
+    length = np.linalg.norm(x[e[:, 0]] - x[e[:, 1]], axis=1)
+    ok = r > 0
+    return float(np.max(np.abs(length[ok] - r[ok]) / r[ok], initial=0.0))
+
+
+def run_one(sim: System, method: str, dt: float, steps: int,
+            **options: Any) -> tuple[dict[str, Any], Trajectory]:
+    """Step `sim` `steps` times; return a summary row and the trajectory (~100 frames).
+
+    The row holds seconds per step, energy drift, strain and the diverged step (or None).
+
+    energy_drift is E(end) - E(start) [J]; relative_drift divides it by the largest
+    kinetic plus spring energy seen during the run (the energy in motion; at least 1e-12 J).
+    """
+    traj = sim.simulate(steps, dt, method, record_every=max(1, steps // 100),
+                        on_divergence="stop", **options)
+    diverged = traj.diverged is not None
+    total = traj.energies["total"]
+    moving = np.max(traj.energies["kinetic"] + traj.energies["spring"])
+    drift = float(total[-1] - total[0])
+    return {
+        "method": method,
+        "options": ", ".join(f"{k}={v}" for k, v in options.items()),
+        "dt": float(dt),
+        "steps": len(traj.seconds),
+        "s_per_step": float(traj.seconds.mean()) if len(traj.seconds) else float("nan"),
+        "iterations": float(traj.iterations.mean()) if len(traj.iterations) else float("nan"),
+        "energy_drift": float("nan") if diverged else drift,
+        "relative_drift": float("nan") if diverged else drift / max(moving, 1e-12),
+        "max_strain": float("nan") if diverged else max_strain(sim),
+        "diverged": traj.diverged,
+    }, traj
+
+
+def compare(sim: System, runs: Iterable[str | tuple[str, Mapping[str, Any]]], *, steps: int,
+            dt: float | Mapping[str, float], progress: bool = False,
+            return_trajectories: bool = False):
+    """Run each of `runs` from a copy of `sim`'s current state and tabulate the results.
+
+    runs: method names or (method, options) pairs. dt: one step [s] for all, or per method.
+    Returns a DataFrame (pandas installed) or a list of dicts; either prints as Markdown.
+    Columns: method, options, dt, steps, s_per_step, iterations, energy_drift [J],
+    relative_drift, max_strain, diverged (step index or None). With return_trajectories,
+    returns (table, list of Trajectory) for plotting.
+    """
+    steps = as_int("steps", steps, 1)
+    rows, trajectories = [], []
+    plan = [(r, {}) if isinstance(r, str) else (r[0], dict(r[1])) for r in runs]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(plan), desc="compare", unit="run")
+    for method, options in plan:
+        step = dt[method] if isinstance(dt, Mapping) else dt
+        row, traj = run_one(sim.copy(), method, step, steps, **options)
+        rows.append(row)
+        trajectories.append(traj)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return (make_table(rows), trajectories) if return_trajectories else make_table(rows)
+
+
+def stability(make: Callable[[], System], methods: Sequence[str], dts: Sequence[float], *,
+              duration: float, drift_tol: float = 0.1,
+              options: Mapping[str, dict] | None = None):
+    """Stability map rows: each method at each dt for `duration` seconds from `make()`.
+
+    status is "diverged", "drift" (|relative energy drift| > drift_tol) or "stable".
+    """
+    rows = []
+    for method, dt in itertools.product(methods, dts):
+        steps = max(1, int(round(duration / dt)))
+        row, _ = run_one(make(), method, dt, steps, **(options or {}).get(method, {}))
+        row["status"] = ("diverged" if row["diverged"] is not None
+                         else "drift" if abs(row["relative_drift"]) > drift_tol else "stable")
+        rows.append(row)
+    return make_table(rows)
+
+
+def sweep(fn: Callable[..., Any], grid: Mapping[str, Sequence[Any]], *,
+          executor: cf.Executor | None = None, progress: bool = False) -> list[dict[str, Any]]:
+    """Call fn(**point) for every point of the Cartesian `grid`, in parallel.
+
+    executor: any concurrent.futures.Executor (a ProcessPoolExecutor by default; a Dask
+    distributed Client's get_executor() works too). fn must be picklable (a module-level
+    function) for process pools. Returns one dict per point: the point plus "result".
+    """
+    names = list(grid)
+    points = [dict(zip(names, values)) for values in itertools.product(*grid.values())]
+    own = executor is None
+    pool = cf.ProcessPoolExecutor() if own else executor
+    try:
+        futures = [pool.submit(fn, **p) for p in points]
+        if progress:
+            from tqdm.auto import tqdm
+
+            for _ in tqdm(cf.as_completed(futures), total=len(futures), desc="sweep"):
+                pass
+        return [dict(p, result=f.result()) for p, f in zip(points, futures)]
+    finally:
+        if own:
+            pool.shutdown()

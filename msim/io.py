@@ -1,0 +1,93 @@
+"""Mesh input and trajectory output.
+
+Reading goes through meshio (OBJ, PLY, MEDIT .mesh, Gmsh .msh, VTK/VTU and more): springs are
+every distinct edge of the mesh's cells (all six edges of each tetrahedron, as the paper's
+hippo, frog and dog examples do; the three of each triangle). Trajectories are written as an
+OBJ sequence (Blender) or a VTU series with a PVD index (ParaView).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+from xml.sax.saxutils import quoteattr
+
+import numpy as np
+
+from .mesh import Mesh, boundary_faces, springs_from_cells
+from .system import Trajectory
+
+def read_mesh(path: str | Path) -> Mesh:
+    """Read a mesh file with meshio; springs are the distinct edges of all its cells.
+
+    Faces for drawing: the file's triangles (quads split in two), else the boundary of its
+    tetrahedra. Vertices unused by any cell are kept (they become free particles).
+    """
+    try:
+        import meshio
+    except ImportError as err:
+        raise ImportError("msim.io.read_mesh needs meshio: pip install meshio") from err
+    m = meshio.read(path)
+    cells: dict[str, list[np.ndarray]] = {}
+    for block in m.cells:
+        cells.setdefault(block.type, []).append(np.asarray(block.data, dtype=np.int64))
+    merged = {kind: np.concatenate(blocks) for kind, blocks in cells.items()}
+    faces = [merged["triangle"]] if "triangle" in merged else []
+    if "quad" in merged:
+        q = merged["quad"]
+        faces += [q[:, [0, 1, 2]], q[:, [0, 2, 3]]]
+    if not faces and "tetra" in merged:
+        faces = [boundary_faces(merged["tetra"])]
+    vertices = np.zeros((len(m.points), 3))
+    vertices[:, : m.points.shape[1]] = m.points
+    face_array = np.concatenate(faces).astype(np.int64) if faces else np.zeros((0, 3), np.int64)
+    return Mesh(vertices, springs_from_cells(merged), face_array)
+
+
+def write_obj_sequence(traj: Trajectory, faces: np.ndarray, folder: str | Path,
+                       stem: str = "frame") -> list[Path]:
+    """Write each recorded frame as folder/stem_0000.obj with `faces` (f,3); return the paths.
+
+    Blender imports the sequence with its "Stop-motion OBJ" importer or frame by frame.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    face_lines = "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in np.asarray(faces))
+    paths = []
+    for k, x in enumerate(traj.positions):
+        path = folder / f"{stem}_{k:04d}.obj"
+        vertex_lines = "".join(f"v {p[0]:.9g} {p[1]:.9g} {p[2]:.9g}\n" for p in x)
+        path.write_text(f"# msim {traj.method} t={traj.times[k]:.9g}\n{vertex_lines}{face_lines}")
+        paths.append(path)
+    return paths
+
+
+def write_vtu_series(traj: Trajectory, folder: str | Path, *, faces: np.ndarray | None = None,
+                     edges: np.ndarray | None = None, stem: str = "frame") -> Path:
+    """Write each frame as VTU (triangles and/or line springs) plus stem.pvd indexing them by
+    time; return the .pvd path, which ParaView opens as an animation."""
+    import meshio
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    cells = [(kind, np.asarray(c)) for kind, c in (("triangle", faces), ("line", edges))
+             if c is not None and len(c)]
+    entries = []
+    for k, x in enumerate(traj.positions):
+        name = f"{stem}_{k:04d}.vtu"
+        meshio.write(folder / name, meshio.Mesh(x, cells))
+        entries.append(f'    <DataSet timestep="{traj.times[k]:.9g}" file={quoteattr(name)}/>')
+    pvd = folder / f"{stem}.pvd"
+    pvd.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1">\n'
+                   "  <Collection>\n" + "\n".join(entries) + "\n  </Collection>\n</VTKFile>\n")
+    return pvd
+
+
+def write_mesh(path: str | Path, vertices: np.ndarray, *, faces: np.ndarray | None = None,
+               tets: np.ndarray | None = None) -> None:
+    """Write vertices with triangles and/or tetrahedra in any format meshio knows."""
+    import meshio
+
+    cells: Sequence = [(kind, np.asarray(c)) for kind, c in (("triangle", faces), ("tetra", tets))
+                       if c is not None and len(c)]
+    meshio.write(path, meshio.Mesh(np.asarray(vertices, dtype=float), cells))

@@ -8,6 +8,7 @@ import pytest
 import msim
 from benchmarks import ref_implicit
 from benchmarks import reference as ref
+from conftest import oscillator
 from msim.methods import SPD
 
 
@@ -26,13 +27,6 @@ def _cloth(n: int = 8, k: float = 100.0, damping: float = 0.0, seed: int = 1) ->
     sim.positions = mesh.vertices + 0.01 * rng.standard_normal(mesh.vertices.shape)
     sim.velocities = 0.1 * rng.standard_normal(mesh.vertices.shape)
     return sim
-
-
-def _oscillator(k: float, m: float, stretch: float) -> msim.System:
-    """Vertex 0 fixed at the origin, vertex 1 on the x axis at 1 + stretch; no gravity."""
-    vertices = np.array([[0.0, 0.0, 0.0], [1.0 + stretch, 0.0, 0.0]])
-    return msim.System(vertices, [[0, 1]], mass=m, stiffness=k, rest_lengths=[1.0],
-                       fixed=[0], gravity=(0, 0, 0))
 
 
 def _state(sim: msim.System) -> tuple:
@@ -95,7 +89,7 @@ def test_line_search_never_increases_g():
 def test_oscillator_energy_norm_shrinks_by_one_over_sqrt_one_plus_omega_h_squared():
     k, m, h = 100.0, 1.0, 0.1
     omega = np.sqrt(k / m)
-    sim = _oscillator(k, m, 0.3)
+    sim = oscillator(k, m, 0.3)
     for _ in range(12):  # u = x - 1 keeps ~14 digits while the amplitude is above 1e-2
         before = np.hypot(omega * (sim.positions[1, 0] - 1.0), sim.velocities[1, 0])
         sim.step(h, "implicit_euler")

@@ -27,6 +27,8 @@ typedef enum {
 typedef enum {
   MS_EXPLICIT_EULER = 0,
   MS_SYMPLECTIC_EULER,
+  MS_FMS,
+  MS_XPBD,
   MS_NMETHOD,
 } ms_method;
 
@@ -52,7 +54,25 @@ typedef struct {
 typedef struct {
   int iterations;         /* iteration cap of iterative methods */
   double tol;             /* stop when the residual falls below this (0: never) */
+  /* fms, xpbd */
+  int pin;                /* fms: 0 eliminate fixed vertices, 1 penalise them (ms_fms_pin) */
+  double pin_weight;      /* fms penalty stiffness on fixed vertices [N/m] */
+  int acceleration;       /* fms: ms_fms_accel */
+  double rho;             /* fms chebyshev: spectral radius estimate in [0, 1) */
+  int chebyshev_delay;    /* fms chebyshev: plain iterations before it starts */
+  double relax;           /* fms chebyshev: under-relaxation gamma */
+  int window;             /* fms anderson: history length m */
+  int substeps;           /* xpbd: substeps per step */
+  double xpbd_damping;    /* xpbd: constraint damping beta [N s/m] */
 } ms_opt;
+
+/* fms pinning and acceleration choices (ms_opt.pin, ms_opt.acceleration) */
+typedef enum { MS_PIN_ELIMINATE = 0, MS_PIN_PENALTY } ms_fms_pin;
+typedef enum { MS_ACCEL_NONE = 0, MS_ACCEL_CHEBYSHEV, MS_ACCEL_ANDERSON } ms_fms_accel;
+
+/* per-method workspaces, defined in their .c files */
+typedef struct ms_fms_ws ms_fms_ws;
+typedef struct ms_xpbd_ws ms_xpbd_ws;
 
 /* what one step did */
 typedef struct {
@@ -76,6 +96,8 @@ typedef struct {
   int hcap;               /* capacity of the history arrays */
   double *hres;           /* (hcap) residual per iteration */
   double *hobj;           /* (hcap) objective per iteration */
+  ms_fms_ws *fms;           /* fms workspace (factor, acceleration history), built on first use */
+  ms_xpbd_ws *xpbd;         /* xpbd workspace (multipliers), built on first use */
 } ms_data;
 
 /* model.c: allocation and derived quantities */
@@ -92,6 +114,7 @@ ms_status ms_data_reserve(ms_data *d, int hcap);
 double ms_spring_energy(const ms_model *m, const double *x);
 void ms_spring_forces(const ms_model *m, const double *x, double *f);
 void ms_add_gravity(const ms_model *m, double *f);
+double ms_spring_dir(const ms_model *m, const double *x, int s, double u[3]);
 void ms_energy(const ms_model *m, const ms_data *d, double *kinetic, double *spring,
                double *gravity);
 
@@ -106,6 +129,18 @@ ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_op
                             ms_info *info);
 ms_status ms_symplectic_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                               ms_info *info);
+
+/* fms.c: fast mass-spring (Liu 2013) with Chebyshev or Anderson acceleration */
+typedef enum { MS_FMS_SETUP = 0, MS_FMS_LOCAL, MS_FMS_SOLVE } ms_fms_part;
+ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
+void ms_fms_free(ms_fms_ws *w);
+int64_t ms_fms_factorizations(const ms_data *d);
+ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                        ms_fms_part part, int reps);
+
+/* xpbd.c: extended position-based dynamics (Macklin 2016) on spring constraints */
+ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
+void ms_xpbd_free(ms_xpbd_ws *w);
 
 /* step.c: one step of any method; on failure the state is left as it was */
 ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,

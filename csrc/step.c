@@ -10,6 +10,8 @@ typedef ms_status (*ms_integrator)(const ms_model *, ms_data *, double, const ms
 static const ms_integrator integrators[MS_NMETHOD] = {
     [MS_EXPLICIT_EULER] = ms_explicit_euler,
     [MS_SYMPLECTIC_EULER] = ms_symplectic_euler,
+    [MS_FMS] = ms_fms,
+    [MS_XPBD] = ms_xpbd,
 };
 
 /* xn = x and vn = exp(-damping h) v, with fixed vertices at rest */

@@ -7,7 +7,7 @@
     sim.energy()
 """
 
-from . import mesh
+from . import experiments, mesh
 from ._core import CholmodError, DivergenceError, Error, NotPositiveDefiniteError
 from ._core import cholmod_version
 from .methods import METHODS, SUMMARY
@@ -16,6 +16,6 @@ from .system import StepInfo, System, Trajectory
 __version__ = "0.1.0"
 
 __all__ = [
-    "System", "StepInfo", "Trajectory", "METHODS", "SUMMARY", "mesh", "cholmod_version",
+    "System", "StepInfo", "Trajectory", "METHODS", "SUMMARY", "mesh", "experiments", "cholmod_version",
     "Error", "DivergenceError", "NotPositiveDefiniteError", "CholmodError",
 ]

@@ -29,17 +29,17 @@ struct ms_fms_ws {
   double pin_weight; /* penalty it was built for */
   int64_t nfact;     /* numeric factorisations so far */
   int nv;
-  int *all;          /* (nv) identity dof map: every vertex an unknown (penalty pinning) */
-  double *rhs;       /* (n,3) column-major right-hand sides, then the solution */
-  double *xa, *xb;   /* (nv,3) chebyshev: x^(k-1), G(x^k); anderson: G(x^(k-1)), f^(k-1) */
-  double *xc;        /* (nv,3) anderson: G(x^k) */
-  double omega;      /* chebyshev weight of the last iteration */
-  int window;        /* anderson columns allocated */
-  int cols, next;    /* anderson columns filled, slot written next */
-  double accepted;   /* anderson: g at the current iterate */
-  double *dg, *df;   /* (window, nv*3) anderson differences of G(x) and of f = G(x) - x */
-  double *gram;      /* (window, window) df^T df */
-  double *small;     /* (window, window + 1) scratch of the least-squares solve */
+  int *all;        /* (nv) identity dof map: every vertex an unknown (penalty pinning) */
+  double *rhs;     /* (n,3) column-major right-hand sides, then the solution */
+  double *xa, *xb; /* (nv,3) chebyshev: x^(k-1), G(x^k); anderson: G(x^(k-1)), f^(k-1) */
+  double *xc;      /* (nv,3) anderson: G(x^k) */
+  double omega;    /* chebyshev weight of the last iteration */
+  int window;      /* anderson columns allocated */
+  int cols, next;  /* anderson columns filled, slot written next */
+  double accepted; /* anderson: g at the current iterate */
+  double *dg, *df; /* (window, nv*3) anderson differences of G(x) and of f = G(x) - x */
+  double *gram;    /* (window, window) df^T df */
+  double *small;   /* (window, window + 1) scratch of the least-squares solve */
 };
 
 /* what one step's iterations share */
@@ -68,7 +68,9 @@ void ms_fms_free(ms_fms_ws *w) {
   free(w);
 }
 
-int64_t ms_fms_factorizations(const ms_data *d) { return d->fms ? d->fms->nfact : 0; }
+int64_t ms_fms_factorizations(const ms_data *d) {
+  return d->fms ? d->fms->nfact : 0;
+}
 
 /* the workspace of d, allocated on first use; anderson arrays grow to the window asked for */
 static ms_status workspace(const ms_model *m, ms_data *d, int window) {
@@ -367,8 +369,8 @@ ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
 
 /* benchmark kernels: SETUP analyses and factorises from scratch, LOCAL runs reps local steps
  * at the current positions, SOLVE runs reps three-column solves; the state is untouched */
-ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o,
-                        ms_fms_part part, int reps) {
+ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_fms_part part,
+                        int reps) {
   fms_ctx c;
   ms_info info;
   if (part == MS_FMS_SETUP && d->fms) {

@@ -96,8 +96,8 @@ typedef struct {
   int hcap;               /* capacity of the history arrays */
   double *hres;           /* (hcap) residual per iteration */
   double *hobj;           /* (hcap) objective per iteration */
-  ms_fms_ws *fms;           /* fms workspace (factor, acceleration history), built on first use */
-  ms_xpbd_ws *xpbd;         /* xpbd workspace (multipliers), built on first use */
+  ms_fms_ws *fms;         /* fms workspace (factor, acceleration history), made on first use */
+  ms_xpbd_ws *xpbd;       /* xpbd workspace (multipliers), built on first use */
 } ms_data;
 
 /* model.c: allocation and derived quantities */

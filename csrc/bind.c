@@ -39,6 +39,8 @@ static const char *method_names[MS_NMETHOD] = {
     [MS_SYMPLECTIC_EULER] = "symplectic_euler",
     [MS_IMPLICIT_EULER] = "implicit_euler",
     [MS_LINEARIZED_IMPLICIT] = "linearized_implicit",
+    [MS_FMS] = "fms",
+    [MS_XPBD] = "xpbd",
 };
 
 /* ---------------------------------------------------------------- argument checking */
@@ -468,6 +470,16 @@ static const opt_field opt_fields[] = {
     {"shift", 'd', offsetof(ms_opt, shift), 0},
     {"line_search", 'i', offsetof(ms_opt, line_search), 0},
     {"solver", 'i', offsetof(ms_opt, solver), 0},
+    /* fms, xpbd */
+    {"pin", 'i', offsetof(ms_opt, pin), 0},
+    {"pin_weight", 'd', offsetof(ms_opt, pin_weight), 0},
+    {"acceleration", 'i', offsetof(ms_opt, acceleration), 0},
+    {"rho", 'd', offsetof(ms_opt, rho), 0},
+    {"chebyshev_delay", 'i', offsetof(ms_opt, chebyshev_delay), 0},
+    {"relax", 'd', offsetof(ms_opt, relax), 0},
+    {"window", 'i', offsetof(ms_opt, window), 1},
+    {"substeps", 'i', offsetof(ms_opt, substeps), 1},
+    {"xpbd_damping", 'd', offsetof(ms_opt, xpbd_damping), 0},
 };
 
 /* fill opt from a keyword dict, each value checked against its field */
@@ -560,6 +572,52 @@ static PyObject *System_hessian_blocks(SystemObject *self, PyObject *arg) {
     ms_spring_hessian(&self->m, self->d.x, s, (ms_spd)spd, blk + 9 * s);
   PyThread_release_lock(self->lock);
   return a;
+}
+
+/* _fms_factorizations() -> numeric factorisations FMS has done so far (cache checks) */
+static PyObject *System_fms_factorizations(SystemObject *self, PyObject *unused) {
+  if (check_ready(self)) return NULL;
+  sys_lock(self);
+  long long n = ms_fms_factorizations(&self->d);
+  PyThread_release_lock(self->lock);
+  return PyLong_FromLongLong(n);
+}
+
+/* _fms_kernel(dt, part, repeats, **options) -> seconds for `repeats` runs of one FMS kernel:
+ * part "setup" (analyse and factorise from scratch; repeats ignored), "local" (local step into
+ * the right-hand sides) or "solve" (one three-column CHOLMOD solve); the state is untouched */
+static PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw) {
+  static const char *parts[] = {[MS_FMS_SETUP] = "setup", [MS_FMS_LOCAL] = "local",
+                                [MS_FMS_SOLVE] = "solve"};
+  PyObject *dtobj;
+  const char *name;
+  int reps, part = -1;
+  ms_opt opt = {.iterations = 1};
+  double h;
+  if (check_ready(self) || !PyArg_ParseTuple(args, "Osi:_fms_kernel", &dtobj, &name, &reps) ||
+      get_real(dtobj, "dt", 0, 1, &h) || parse_options(kw, &opt))
+    return NULL;
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(name, parts[i])) part = i;
+  if (part < 0 || reps < 1) {
+    PyErr_Format(PyExc_ValueError, "part: expected 'setup', 'local' or 'solve' and repeats >= "
+                 "1, got '%s' and %d", name, reps);
+    return NULL;
+  }
+  ms_status st;
+  double t0, t1;
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  t0 = now();
+  st = ms_fms_kernel(&self->m, &self->d, h, &opt, (ms_fms_part)part, reps);
+  t1 = now();
+  PyThread_release_lock(self->lock);
+  Py_END_ALLOW_THREADS
+  if (st != MS_OK) {
+    ms_info info = {.bad = -1};
+    return raise_status(self, st, &info, "fms", h);
+  }
+  return PyFloat_FromDouble(t1 - t0);
 }
 
 /* energy() -> {"kinetic", "spring", "gravity", "total"} in joules */
@@ -802,6 +860,10 @@ static PyMethodDef System_methods[] = {
     {"_hessian_blocks", (PyCFunction)System_hessian_blocks, METH_O,
      "_hessian_blocks(spd) -> (m,3,3) spring Hessian blocks at the current positions [N/m]; "
      "spd is the index of the treatment in METHODS['implicit_euler']['spd'].kind"},
+    {"_fms_factorizations", (PyCFunction)System_fms_factorizations, METH_NOARGS,
+     "_fms_factorizations() -> numeric factorisations FMS has done (tests of the cache)"},
+    {"_fms_kernel", (PyCFunction)(void (*)(void))System_fms_kernel, METH_VARARGS | METH_KEYWORDS,
+     "_fms_kernel(dt, part, repeats, **core_options) -> seconds of one FMS kernel (benchmarks)"},
     {"energy", (PyCFunction)System_energy, METH_NOARGS,
      "energy() -> dict of kinetic, spring, gravity and total energy [J]"},
     {"forces", (PyCFunction)System_forces, METH_NOARGS,

@@ -33,6 +33,8 @@ void ms_data_free(ms_data *d) {
   free(d->hres);
   free(d->hobj);
   ms_implicit_free(d->implicit);
+  ms_fms_free(d->fms);
+  ms_xpbd_free(d->xpbd);
   memset(d, 0, sizeof(*d));
 }
 

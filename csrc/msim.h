@@ -29,6 +29,8 @@ typedef enum {
   MS_SYMPLECTIC_EULER,
   MS_IMPLICIT_EULER,
   MS_LINEARIZED_IMPLICIT,
+  MS_FMS,
+  MS_XPBD,
   MS_NMETHOD,
 } ms_method;
 
@@ -59,6 +61,16 @@ typedef struct {
   double shift;           /* MS_SPD_SHIFT: eps added to the stiffness diagonal [N/m] */
   int line_search;        /* implicit_euler: backtracking Armijo line search on g */
   int solver;             /* linearized_implicit: ms_linsolver */
+  /* fms, xpbd */
+  int pin;                /* fms: 0 eliminate fixed vertices, 1 penalise them (ms_fms_pin) */
+  double pin_weight;      /* fms penalty stiffness on fixed vertices [N/m] */
+  int acceleration;       /* fms: ms_fms_accel */
+  double rho;             /* fms chebyshev: spectral radius estimate in [0, 1) */
+  int chebyshev_delay;    /* fms chebyshev: plain iterations before it starts */
+  double relax;           /* fms chebyshev: under-relaxation gamma */
+  int window;             /* fms anderson: history length m */
+  int substeps;           /* xpbd: substeps per step */
+  double xpbd_damping;    /* xpbd: constraint damping beta [N s/m] */
 } ms_opt;
 
 /* keeping spring Hessians positive definite */
@@ -77,6 +89,14 @@ typedef enum {
   MS_SOLVE_DIRECT, /* CHOLMOD */
   MS_NSOLVE,
 } ms_linsolver;
+
+/* fms pinning and acceleration choices (ms_opt.pin, ms_opt.acceleration) */
+typedef enum { MS_PIN_ELIMINATE = 0, MS_PIN_PENALTY } ms_fms_pin;
+typedef enum { MS_ACCEL_NONE = 0, MS_ACCEL_CHEBYSHEV, MS_ACCEL_ANDERSON } ms_fms_accel;
+
+/* per-method workspaces, defined in their .c files */
+typedef struct ms_fms_ws ms_fms_ws;
+typedef struct ms_xpbd_ws ms_xpbd_ws;
 
 /* what one step did */
 typedef struct {
@@ -105,6 +125,8 @@ typedef struct {
   double *hres;           /* (hcap) residual per iteration */
   double *hobj;           /* (hcap) objective per iteration */
   ms_implicit *implicit;  /* implicit.c workspace, NULL until first used */
+  ms_fms_ws *fms;         /* fms workspace (factor, acceleration history), made on first use */
+  ms_xpbd_ws *xpbd;       /* xpbd workspace (multipliers), built on first use */
 } ms_data;
 
 /* model.c: allocation and derived quantities */
@@ -121,6 +143,7 @@ ms_status ms_data_reserve(ms_data *d, int hcap);
 double ms_spring_energy(const ms_model *m, const double *x);
 void ms_spring_forces(const ms_model *m, const double *x, double *f);
 void ms_add_gravity(const ms_model *m, double *f);
+double ms_spring_dir(const ms_model *m, const double *x, int s, double u[3]);
 void ms_energy(const ms_model *m, const ms_data *d, double *kinetic, double *spring,
                double *gravity);
 void ms_spring_hessian(const ms_model *m, const double *x, int s, ms_spd spd, double blk[9]);
@@ -143,6 +166,17 @@ ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_op
 ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                                  ms_info *info);
 void ms_implicit_free(ms_implicit *w);
+/* fms.c: fast mass-spring (Liu 2013) with Chebyshev or Anderson acceleration */
+typedef enum { MS_FMS_SETUP = 0, MS_FMS_LOCAL, MS_FMS_SOLVE } ms_fms_part;
+ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
+void ms_fms_free(ms_fms_ws *w);
+int64_t ms_fms_factorizations(const ms_data *d);
+ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                        ms_fms_part part, int reps);
+
+/* xpbd.c: extended position-based dynamics (Macklin 2016) on spring constraints */
+ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
+void ms_xpbd_free(ms_xpbd_ws *w);
 
 /* step.c: one step of any method; on failure the state is left as it was */
 ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,

@@ -12,6 +12,8 @@ static const ms_integrator integrators[MS_NMETHOD] = {
     [MS_SYMPLECTIC_EULER] = ms_symplectic_euler,
     [MS_IMPLICIT_EULER] = ms_implicit_euler,
     [MS_LINEARIZED_IMPLICIT] = ms_linearized_implicit,
+    [MS_FMS] = ms_fms,
+    [MS_XPBD] = ms_xpbd,
 };
 
 /* xn = x and vn = exp(-damping h) v, with fixed vertices at rest */

@@ -16,12 +16,16 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Option:
-    """One step option: default value, accepted type or choices, C keyword, description."""
+    """One step option: default value, accepted type or choices, C keyword, description.
+
+    below: exclusive upper bound of a number (lower bounds are checked by the core).
+    """
 
     default: Any
     kind: type | tuple[str, ...]
     core: str
     doc: str
+    below: float | None = None
 
 
 SPD = ("clamp", "shift", "project", "none")
@@ -61,6 +65,32 @@ METHODS: dict[str, dict[str, Option]] = {
         "spd": Option("clamp", SPD, "spd", _SPD_DOC),
         "shift": Option(100.0, float, "shift", _SHIFT_DOC),
     },
+    "fms": {
+        "iterations": Option(10, int, "iterations", "local-global iterations per step (cap)"),
+        "tol": Option(0.0, float, "tol", "stop when |grad g| < tol [N]; 0: run all iterations"),
+        "pin": Option("eliminate", ("eliminate", "penalty"), "pin",
+                      "fixed vertices: eliminated from the system, or unknowns held by a "
+                      "penalty pin_weight/2 |x - x0|^2 (the course report's variant; they are "
+                      "still put back exactly after the step)"),
+        "pin_weight": Option(1e8, float, "pin_weight",
+                             "penalty stiffness of pin='penalty' [N/m]; a pinned vertex drifts "
+                             "by about its support force / pin_weight during the iterations"),
+        "acceleration": Option("none", ("none", "chebyshev", "anderson"), "acceleration",
+                               "Chebyshev semi-iteration (Wang 2015) or Anderson mixing with "
+                               "an energy safeguard (Peng 2018)"),
+        "rho": Option(0.99, float, "rho", "chebyshev: spectral radius estimate of plain FMS",
+                      below=1.0),
+        "chebyshev_delay": Option(10, int, "chebyshev_delay",
+                                  "chebyshev: plain iterations before acceleration starts"),
+        "relax": Option(1.0, float, "relax", "chebyshev: under-relaxation gamma", below=2.0),
+        "window": Option(5, int, "window", "anderson: number of past iterates mixed (m)"),
+    },
+    "xpbd": {
+        "iterations": Option(10, int, "iterations", "Gauss-Seidel sweeps per substep"),
+        "substeps": Option(1, int, "substeps", "substeps per step (lambda reset each)"),
+        "xpbd_damping": Option(0.0, float, "xpbd_damping",
+                               "Macklin's constraint damping beta [N s/m] per spring"),
+    },
 }
 
 SUMMARY: dict[str, str] = {
@@ -68,6 +98,10 @@ SUMMARY: dict[str, str] = {
     "symplectic_euler": "v += h a(x(t)); x += h v(t+h). Stable below h ~ 2/omega_max.",
     "implicit_euler": "Newton on g(x) = |x - y|_M^2/(2h^2) + E(x) from x = y; v = (x - x_t)/h.",
     "linearized_implicit": "One solve (M - h^2 K) dv = h (f + h K v); v += dv; x += h v.",
+    "fms": "Liu 2013 local-global minimisation of the implicit Euler potential with one "
+           "prefactored Cholesky; optional Chebyshev or Anderson acceleration.",
+    "xpbd": "Macklin 2016: predict, then Gauss-Seidel spring projection with compliance 1/k "
+            "and per-spring multipliers; stiffness independent of the iteration count.",
 }
 
 
@@ -106,6 +140,8 @@ def _convert(name: str, value: Any, opt: Option) -> Any:
         return as_int(name, value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    if opt.below is not None and not value < opt.below:
+        raise ValueError(f"{name}: expected a value below {opt.below:g}, got {value!r}")
     return float(value)
 
 

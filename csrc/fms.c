@@ -1,0 +1,390 @@
+/* fms.c: fast mass-spring (Liu, Bargteil, O'Brien and Kavan 2013) with Chebyshev (Wang 2015)
+ * and Anderson (Peng, Deng, Zhang and Liu 2018) acceleration
+ *
+ * Implicit Euler minimises g(x) = |x - y|_M^2 / (2 h^2) + E(x). Writing every spring energy as
+ * k/2 (|x_i - x_j| - r)^2 = min over |d| = r of k/2 |x_i - x_j - d|^2 turns h^2 g into
+ *
+ *   1/2 |x - y|_M^2 + h^2 sum_s k_s/2 |x_i - x_j - d_s|^2,
+ *
+ * minimised alternately over d (local step: d_s = r_s (x_i - x_j)/|x_i - x_j|) and over x
+ * (global step: (M + h^2 L) x = M y + h^2 J d, one prefactored n x n scalar matrix over the
+ * unknowns solved with three right-hand sides). Both halves minimise exactly, so g never
+ * increases. A spring from unknown i to an eliminated fixed vertex j adds h^2 k_s to i's
+ * diagonal and h^2 k_s (x_j + d_s) to i's right-hand side. Penalty pinning (the course
+ * report's variant) keeps fixed vertices as unknowns and adds pin_weight/2 |x_i - x_i^0|^2 to
+ * g; ms_step still puts them back exactly afterwards. Iterations start from y (the paper's
+ * choice). The factor is rebuilt only when h, the model revision or the pinning changed.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msim.h"
+
+struct ms_fms_ws {
+  ms_chol *ch;       /* factor of M + h^2 L (+ h^2 w on pinned vertices) over the unknowns */
+  double h;          /* step the factor was built for */
+  uint64_t rev;      /* model revision it was built for; 0 when stale */
+  int pin;           /* pinning it was built for */
+  double pin_weight; /* penalty it was built for */
+  int64_t nfact;     /* numeric factorisations so far */
+  int nv;
+  int *all;        /* (nv) identity dof map: every vertex an unknown (penalty pinning) */
+  double *rhs;     /* (n,3) column-major right-hand sides, then the solution */
+  double *xa, *xb; /* (nv,3) chebyshev: x^(k-1), G(x^k); anderson: G(x^(k-1)), f^(k-1) */
+  double *xc;      /* (nv,3) anderson: G(x^k) */
+  double omega;    /* chebyshev weight of the last iteration */
+  int window;      /* anderson columns allocated */
+  int cols, next;  /* anderson columns filled, slot written next */
+  double accepted; /* anderson: g at the current iterate */
+  double *dg, *df; /* (window, nv*3) anderson differences of G(x) and of f = G(x) - x */
+  double *gram;    /* (window, window) df^T df */
+  double *small;   /* (window, window + 1) scratch of the least-squares solve */
+};
+
+/* what one step's iterations share */
+typedef struct {
+  const ms_model *m;
+  ms_data *d;
+  ms_fms_ws *w;
+  ms_model unk; /* m with the dof map of the unknowns (penalty: every vertex) */
+  int n;        /* unknowns */
+  double h;
+  const ms_opt *o;
+} fms_ctx;
+
+void ms_fms_free(ms_fms_ws *w) {
+  if (!w) return;
+  ms_chol_free(w->ch);
+  free(w->all);
+  free(w->rhs);
+  free(w->xa);
+  free(w->xb);
+  free(w->xc);
+  free(w->dg);
+  free(w->df);
+  free(w->gram);
+  free(w->small);
+  free(w);
+}
+
+int64_t ms_fms_factorizations(const ms_data *d) {
+  return d->fms ? d->fms->nfact : 0;
+}
+
+/* the workspace of d, allocated on first use; anderson arrays grow to the window asked for */
+static ms_status workspace(const ms_model *m, ms_data *d, int window) {
+  size_t n3 = 3 * (size_t)(m->nv ? m->nv : 1);
+  if (!d->fms) {
+    ms_fms_ws *w = calloc(1, sizeof(ms_fms_ws));
+    if (!w) return MS_ENOMEM;
+    d->fms = w;
+    w->nv = m->nv;
+    w->all = malloc(sizeof(int) * (m->nv ? m->nv : 1));
+    w->rhs = malloc(sizeof(double) * n3);
+    w->xa = malloc(sizeof(double) * n3);
+    w->xb = malloc(sizeof(double) * n3);
+    w->xc = malloc(sizeof(double) * n3);
+    if (!w->all || !w->rhs || !w->xa || !w->xb || !w->xc) return MS_ENOMEM;
+    for (int i = 0; i < m->nv; i++) w->all[i] = i;
+  }
+  ms_fms_ws *w = d->fms;
+  if (window <= w->window) return MS_OK;
+  free(w->dg);
+  free(w->df);
+  free(w->gram);
+  free(w->small);
+  w->window = 0;
+  w->dg = malloc(sizeof(double) * n3 * window);
+  w->df = malloc(sizeof(double) * n3 * window);
+  w->gram = malloc(sizeof(double) * window * window);
+  w->small = malloc(sizeof(double) * window * (window + 1));
+  if (!w->dg || !w->df || !w->gram || !w->small) return MS_ENOMEM;
+  w->window = window;
+  return MS_OK;
+}
+
+/* numeric factorisation of M + h^2 L (+ h^2 w on pins) into the analysed pattern */
+static ms_status refactor(fms_ctx *c, int *bad) {
+  const ms_model *m = c->m;
+  ms_fms_ws *w = c->w;
+  double h2 = c->h * c->h, pinned = h2 * c->o->pin_weight;
+  ms_chol_zero(w->ch);
+  for (int v = 0; v < m->nv; v++) {
+    double blk = m->mass[v] + (m->fixed[v] ? pinned : 0.0);
+    ms_chol_add_vertex(w->ch, &c->unk, v, &blk);
+  }
+  for (int s = 0; s < m->ns; s++) {
+    double blk = h2 * m->k[s];
+    ms_chol_add_spring(w->ch, &c->unk, s, &blk);
+  }
+  ms_status st = ms_chol_factor(w->ch, bad);
+  if (st != MS_OK) return st;
+  w->nfact++;
+  w->rev = m->rev;
+  w->h = c->h;
+  w->pin = c->o->pin;
+  w->pin_weight = c->o->pin_weight;
+  return MS_OK;
+}
+
+/* make the factor match h, the model and the pinning; analyse only when the pattern changed */
+static ms_status factor(fms_ctx *c, int *bad) {
+  ms_fms_ws *w = c->w;
+  const ms_opt *o = c->o;
+  int pattern = w->ch && ms_chol_current(w->ch, c->m) && w->pin == o->pin;
+  int values = pattern && w->rev == c->m->rev && w->h == c->h &&
+               (o->pin != MS_PIN_PENALTY || w->pin_weight == o->pin_weight);
+  if (values) return MS_OK;
+  w->rev = 0;
+  if (!pattern) {
+    ms_chol_free(w->ch);
+    w->ch = NULL;
+    ms_status st = ms_chol_springs(&w->ch, &c->unk, 1);
+    if (st != MS_OK) return st;
+  }
+  return refactor(c, bad);
+}
+
+/* set up the context of one step: workspace, unknowns and a current factor */
+static ms_status start(fms_ctx *c, const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                       ms_info *info) {
+  int penalty = o->pin == MS_PIN_PENALTY;
+  ms_status st = workspace(m, d, o->acceleration == MS_ACCEL_ANDERSON ? o->window : 0);
+  if (st != MS_OK) return st;
+  *c = (fms_ctx){.m = m, .d = d, .w = d->fms, .unk = *m, .h = h, .o = o};
+  if (penalty) c->unk.dof = c->w->all, c->unk.nfree = m->nv;
+  c->n = c->unk.nfree;
+  return c->n ? factor(c, &info->bad) : MS_OK;
+}
+
+/* local step at x into the right-hand sides: M y + h^2 J d (+ h^2 k_s x_j for fixed ends j,
+ * + h^2 w y_i on pinned vertices, where y_i = x_i^0) */
+static void local_step(const fms_ctx *c, const double *x) {
+  const ms_model *m = c->m;
+  const int *dof = c->unk.dof, n = c->n;
+  double h2 = c->h * c->h, pinned = h2 * c->o->pin_weight, *rhs = c->w->rhs;
+  const double *y = c->d->y;
+  for (int v = 0; v < m->nv; v++) {
+    int I = dof[v];
+    if (I < 0) continue;
+    double a = m->mass[v] + (m->fixed[v] ? pinned : 0.0);
+    for (int t = 0; t < 3; t++) rhs[t * n + I] = a * y[3 * v + t];
+  }
+  for (int s = 0; s < m->ns; s++) {
+    int i = m->edge[2 * s], j = m->edge[2 * s + 1], I = dof[i], J = dof[j];
+    double a = h2 * m->k[s], u[3];
+    if (a == 0) continue;
+    ms_spring_dir(m, x, s, u);
+    for (int t = 0; t < 3; t++) {
+      double ds = m->rest[s] * u[t];
+      if (I >= 0) rhs[t * n + I] += a * (ds + (J < 0 ? x[3 * j + t] : 0.0));
+      if (J >= 0) rhs[t * n + J] += a * (-ds + (I < 0 ? x[3 * i + t] : 0.0));
+    }
+  }
+}
+
+/* one local-global iteration: out = G(x); out may alias x; eliminated vertices keep out's
+ * values (x^0) */
+static ms_status iterate(const fms_ctx *c, const double *x, double *out) {
+  local_step(c, x);
+  ms_status st = ms_chol_solve(c->w->ch, c->w->rhs, 3);
+  if (st != MS_OK) return st;
+  const int *dof = c->unk.dof;
+  for (int v = 0; v < c->m->nv; v++)
+    if (dof[v] >= 0)
+      for (int t = 0; t < 3; t++) out[3 * v + t] = c->w->rhs[t * c->n + dof[v]];
+  return MS_OK;
+}
+
+/* plain FMS: x = G(x) */
+static ms_status plain_next(fms_ctx *c, int k, double *obj) {
+  double *x = c->d->xn;
+  ms_status st = iterate(c, x, x);
+  *obj = ms_objective(c->m, x, c->d->y, c->h);
+  return st;
+}
+
+/* Chebyshev semi-iteration (Wang 2015): after chebyshev_delay plain iterations,
+ * x^(k+1) = omega (gamma (G(x^k) - x^k) + x^k - x^(k-1)) + x^(k-1) with omega from rho */
+static ms_status chebyshev_next(fms_ctx *c, int k, double *obj) {
+  ms_fms_ws *w = c->w;
+  double *x = c->d->xn, rho2 = c->o->rho * c->o->rho, gamma = c->o->relax;
+  int j = k - 1, delay = c->o->chebyshev_delay;
+  memcpy(w->xb, x, sizeof(double) * 3 * c->m->nv);
+  ms_status st = iterate(c, x, w->xb);
+  if (st != MS_OK) return st;
+  if (k == 1) memcpy(w->xa, x, sizeof(double) * 3 * c->m->nv);
+  w->omega = j < delay ? 1.0 : j == delay ? 2.0 / (2.0 - rho2) : 4.0 / (4.0 - rho2 * w->omega);
+  for (int i = 0; i < 3 * c->m->nv; i++) {
+    double next = w->omega * (gamma * (w->xb[i] - x[i]) + x[i] - w->xa[i]) + w->xa[i];
+    w->xa[i] = x[i];
+    x[i] = next;
+  }
+  *obj = ms_objective(c->m, x, c->d->y, c->h);
+  return MS_OK;
+}
+
+/* dot product of two (nv,3) vectors */
+static double dot(const double *a, const double *b, int n3) {
+  double s = 0;
+  for (int i = 0; i < n3; i++) s += a[i] * b[i];
+  return s;
+}
+
+/* solve the c x c system (a + eps I) z = b by dense Cholesky, a row-major and destroyed,
+ * z into b; eps = 1e-10 max diag regularises near-dependent columns. 0 when it fails */
+static int small_solve(double *a, double *b, int c) {
+  double top = 0;
+  for (int i = 0; i < c; i++) top = fmax(top, a[i * c + i]);
+  if (!(top > 0) || !isfinite(top)) return 0;
+  for (int i = 0; i < c; i++) a[i * c + i] += 1e-10 * top;
+  for (int j = 0; j < c; j++) {
+    double p = a[j * c + j];
+    for (int q = 0; q < j; q++) p -= a[j * c + q] * a[j * c + q];
+    if (!(p > 0)) return 0;
+    a[j * c + j] = sqrt(p);
+    for (int i = j + 1; i < c; i++) {
+      double s = a[i * c + j];
+      for (int q = 0; q < j; q++) s -= a[i * c + q] * a[j * c + q];
+      a[i * c + j] = s / a[j * c + j];
+    }
+  }
+  for (int i = 0; i < c; i++) {
+    for (int q = 0; q < i; q++) b[i] -= a[i * c + q] * b[q];
+    b[i] /= a[i * c + i];
+  }
+  for (int i = c - 1; i >= 0; i--) {
+    for (int q = i + 1; q < c; q++) b[i] -= a[q * c + i] * b[q];
+    b[i] /= a[i * c + i];
+  }
+  return 1;
+}
+
+/* store the differences of G(x^k) = g and f^k = g - x^k against the previous pair in the
+ * next history slot and refresh that slot's row of df^T df; xa, xb become g, f^k */
+static void anderson_push(ms_fms_ws *w, const double *x, const double *g, int n3, int first) {
+  if (first) {
+    for (int i = 0; i < n3; i++) w->xa[i] = g[i], w->xb[i] = g[i] - x[i];
+    return;
+  }
+  int p = w->next, m = w->window;
+  double *dg = w->dg + (size_t)p * n3, *df = w->df + (size_t)p * n3;
+  for (int i = 0; i < n3; i++) {
+    double f = g[i] - x[i];
+    dg[i] = g[i] - w->xa[i];
+    df[i] = f - w->xb[i];
+    w->xa[i] = g[i];
+    w->xb[i] = f;
+  }
+  w->next = (p + 1) % m;
+  if (w->cols < m) w->cols++;
+  for (int q = 0; q < w->cols; q++)
+    w->gram[p * m + q] = w->gram[q * m + p] = dot(df, w->df + (size_t)q * n3, n3);
+}
+
+/* Anderson mixing x = G(x^k) - dG theta with theta = argmin |f^k - dF theta|; 0 when the
+ * least-squares problem is singular */
+static int anderson_mix(ms_fms_ws *w, double *x, const double *g, int n3) {
+  int c = w->cols, m = w->window;
+  double *a = w->small, *b = w->small + c * c;
+  for (int i = 0; i < c; i++) {
+    for (int q = 0; q < c; q++) a[i * c + q] = w->gram[i * m + q];
+    b[i] = dot(w->df + (size_t)i * n3, w->xb, n3);
+  }
+  if (!small_solve(a, b, c)) return 0;
+  memcpy(x, g, sizeof(double) * n3);
+  for (int q = 0; q < c; q++) {
+    const double *dg = w->dg + (size_t)q * n3;
+    for (int i = 0; i < n3; i++) x[i] -= b[q] * dg[i];
+  }
+  return 1;
+}
+
+/* Anderson acceleration (Peng 2018) of the fixed point x = G(x) with window m and the energy
+ * safeguard: an accelerated iterate that raises g above the current one is replaced by the
+ * plain FMS iterate G(x^k), so g still never increases */
+static ms_status anderson_next(fms_ctx *c, int k, double *obj) {
+  ms_fms_ws *w = c->w;
+  int n3 = 3 * c->m->nv;
+  double *x = c->d->xn, *g = w->xc;
+  if (k == 1) w->cols = w->next = 0, w->accepted = ms_objective(c->m, x, c->d->y, c->h);
+  memcpy(g, x, sizeof(double) * n3);
+  ms_status st = iterate(c, x, g);
+  if (st != MS_OK) return st;
+  anderson_push(w, x, g, n3, k == 1);
+  double e = INFINITY;
+  if (w->cols && anderson_mix(w, x, g, n3)) e = ms_objective(c->m, x, c->d->y, c->h);
+  if (!(e <= w->accepted)) {
+    memcpy(x, g, sizeof(double) * n3);
+    e = ms_objective(c->m, x, c->d->y, c->h);
+  }
+  *obj = w->accepted = e;
+  return MS_OK;
+}
+
+/* history entry k: the objective given and the gradient norm at x; returns the norm */
+static double record(const fms_ctx *c, int k, double obj) {
+  ms_data *d = c->d;
+  d->hobj[k] = obj;
+  return d->hres[k] = ms_objective_grad(c->m, d->xn, d->y, c->h, d->g);
+}
+
+typedef ms_status (*fms_next)(fms_ctx *, int, double *);
+
+/* one implicit Euler step by FMS: iterate from y, then v = (x - x_t)/h */
+ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info) {
+  static const fms_next next[] = {
+      [MS_ACCEL_NONE] = plain_next,
+      [MS_ACCEL_CHEBYSHEV] = chebyshev_next,
+      [MS_ACCEL_ANDERSON] = anderson_next,
+  };
+  int accel = o->acceleration;
+  if (accel < MS_ACCEL_NONE || accel > MS_ACCEL_ANDERSON || o->pin < 0 || o->pin > 1 ||
+      (accel == MS_ACCEL_ANDERSON && o->window < 1) ||
+      (accel == MS_ACCEL_CHEBYSHEV && !(o->rho >= 0 && o->rho < 1)))
+    return MS_EINPUT;
+  fms_ctx c;
+  ms_status st = start(&c, m, d, h, o, info);
+  if (st != MS_OK) return st;
+
+  // iterate from y, recording g and |grad g| at the start and after every iteration
+  ms_inertial_target(m, d, h, d->y);
+  memcpy(d->xn, d->y, sizeof(double) * 3 * m->nv);
+  double res = record(&c, 0, ms_objective(m, d->xn, d->y, h));
+  info->nhist = 1;
+  info->converged = o->tol > 0 && res < o->tol;
+  for (int k = 1; c.n && k <= o->iterations && !info->converged; k++) {
+    double obj;
+    st = next[accel](&c, k, &obj);
+    if (st != MS_OK) return st;
+    res = record(&c, k, obj);
+    info->iters = k;
+    info->nhist = k + 1;
+    info->converged = o->tol > 0 && res < o->tol;
+  }
+  for (int i = 0; i < 3 * m->nv; i++) d->vn[i] = (d->xn[i] - d->x[i]) / h;
+  return MS_OK;
+}
+
+/* benchmark kernels: SETUP analyses and factorises from scratch, LOCAL runs reps local steps
+ * at the current positions, SOLVE runs reps three-column solves; the state is untouched */
+ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_fms_part part,
+                        int reps) {
+  fms_ctx c;
+  ms_info info;
+  if (part == MS_FMS_SETUP && d->fms) {
+    ms_chol_free(d->fms->ch);
+    d->fms->ch = NULL;
+  }
+  ms_status st = start(&c, m, d, h, o, &info);
+  if (st != MS_OK || !c.n || part == MS_FMS_SETUP) return st;
+  ms_inertial_target(m, d, h, d->y);
+  for (int r = 0; r < (part == MS_FMS_LOCAL ? reps : 1); r++) local_step(&c, d->x);
+  memcpy(c.w->xa, c.w->rhs, sizeof(double) * 3 * c.n);
+  for (int r = 0; r < reps && st == MS_OK && part == MS_FMS_SOLVE; r++) {
+    memcpy(c.w->rhs, c.w->xa, sizeof(double) * 3 * c.n);
+    st = ms_chol_solve(c.w->ch, c.w->rhs, 3);
+  }
+  return st;
+}

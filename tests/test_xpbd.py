@@ -1,0 +1,94 @@
+"""XPBD (Macklin 2016) against closed forms: hanging-chain support force, rigid limit, free
+fall, and stiffness independent of the iteration count."""
+
+import numpy as np
+import pytest
+
+import msim
+
+N, MASS, K, G = 10, 0.1, 2000.0, 9.81
+
+
+def hanging_chain(iterations: int, substeps: int = 1) -> msim.System:
+    """A vertical chain pinned at its top, settled by damping under XPBD."""
+    mesh = msim.mesh.rope(N, length=1.0)
+    sim = msim.System(mesh.vertices, mesh.edges, mass=MASS, stiffness=K, fixed=[0],
+                      gravity=(0, -G, 0), damping=5.0)
+    for _ in range(600):
+        sim.step(1 / 60, "xpbd", iterations=iterations, substeps=substeps)
+    return sim
+
+
+@pytest.mark.parametrize("iterations", [50, 500])
+def test_support_force_of_a_hanging_chain_equals_its_weight(iterations):
+    sim = hanging_chain(iterations)
+    # spring force on the pinned vertex is the support, minus its own weight from forces()
+    support = sim.forces()[0] - np.array([0, -G * MASS, 0])
+    weight = (N - 1) * MASS * G
+    assert support[1] == pytest.approx(-weight, rel=0.03)
+    assert np.allclose(sim.velocities, 0, atol=1e-3)
+
+
+def test_stiffness_does_not_depend_on_the_iteration_count():
+    few, many = hanging_chain(50), hanging_chain(500)
+    length = lambda s: np.linalg.norm(s.positions[-1] - s.positions[0])
+    assert length(few) == pytest.approx(length(many), rel=0.02)
+    # and both stretch the top spring by the weight below it over k
+    stretch = np.linalg.norm(many.positions[1] - many.positions[0]) - 1 / (N - 1)
+    assert stretch == pytest.approx((N - 1) * MASS * G / K, rel=0.03)
+
+
+def test_near_zero_compliance_preserves_spring_lengths():
+    # a horizontal chain swinging down from its pinned end
+    mesh = msim.mesh.rope(8, length=1.0, direction=(1, 0, 0))
+    sim = msim.System(mesh.vertices, mesh.edges, mass=0.05, stiffness=1e12, fixed=[0])
+    rest = sim.rest_lengths
+    for _ in range(30):
+        info = sim.step(1 / 60, "xpbd", iterations=200, substeps=2)
+    x = sim.positions
+    lengths = np.linalg.norm(x[mesh.edges[:, 0]] - x[mesh.edges[:, 1]], axis=1)
+    assert np.max(np.abs(lengths / rest - 1)) < 1e-6
+    assert np.min(x[:, 1]) < -0.5  # it did swing down
+    assert info.residuals[-1] < info.residuals[0]
+
+
+def test_zero_stiffness_springs_do_nothing_and_substeps_follow_free_fall():
+    mesh = msim.mesh.rope(3)
+    sim = msim.System(mesh.vertices, mesh.edges, stiffness=0.0)
+    v0 = np.array([0.3, 1.0, -0.2])
+    sim.velocities = np.tile(v0, (3, 1))
+    h, n = 0.1, 4
+    sim.step(h, "xpbd", substeps=n)
+    # n symplectic-Euler substeps of h/n under gravity
+    g = np.array([0, -9.81, 0])
+    hs = h / n
+    expected_x = mesh.vertices + h * v0 + hs * hs * g * n * (n + 1) / 2
+    np.testing.assert_allclose(sim.positions, expected_x, atol=1e-14)
+    np.testing.assert_allclose(sim.velocities, np.tile(v0 + h * g, (3, 1)), atol=1e-13)
+
+
+def test_history_is_the_constraint_residual_starting_at_the_prediction():
+    mesh = msim.mesh.rope(5, length=1.0, direction=(1, 0, 0))
+    sim = msim.System(mesh.vertices, mesh.edges, mass=0.1, stiffness=500.0, fixed=[0])
+    sim.velocities = np.tile([0.0, 0.5, 0.2], (5, 1))
+    h = 1 / 30
+    info = sim.step(h, "xpbd", iterations=7)
+    assert info.iterations == 7 and len(info.residuals) == len(info.objectives) == 8
+    # lambda = 0 at the prediction x~ = x + h v + h^2 g (fixed vertex stays), so |C(x~)|
+    predicted = mesh.vertices + h * np.array([0.0, 0.5, 0.2]) + h * h * np.array([0, -9.81, 0])
+    predicted[0] = mesh.vertices[0]
+    c = np.linalg.norm(np.diff(predicted, axis=0), axis=1) - 0.25
+    assert info.residuals[0] == pytest.approx(np.linalg.norm(c), rel=1e-12)
+    assert info.residuals[-1] < 0.1 * info.residuals[0]
+    with pytest.raises(ValueError, match="substeps"):
+        sim.step(h, "xpbd", substeps=0)
+
+
+def test_constraint_damping_removes_energy_faster():
+    mesh = msim.mesh.rope(6, length=1.0, direction=(1, 0, 0))
+    plain = msim.System(mesh.vertices, mesh.edges, mass=0.05, stiffness=500.0, fixed=[0])
+    damped = plain.copy()
+    for _ in range(120):
+        plain.step(1 / 60, "xpbd", iterations=20)
+        damped.step(1 / 60, "xpbd", iterations=20, xpbd_damping=5.0)
+    assert damped.energy()["total"] < plain.energy()["total"]

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -299,14 +300,103 @@ static void rest_from_positions(ms_model *m, const double *x) {
   }
 }
 
+/* validated colliders: (k,4) rows (or one (4,) row) of planes (normal, offset; the normal
+ * must be non-zero and is normalised together with the offset) or spheres (centre,
+ * radius > 0); *out is malloc'd for the model (NULL on error) */
+static int get_colliders(PyObject *obj, const char *name, int spheres, double **out, int *count) {
+  *out = NULL, *count = 0;
+  if (obj == Py_None) return 0;
+  PyArrayObject *a = to_array(obj, name, NPY_DOUBLE);
+  if (!a) return -1;
+  const char *expected = spheres ? "(k, 4) of centre and radius" : "(k, 4) of normal and offset";
+  int one = PyArray_NDIM(a) == 1 && PyArray_DIM(a, 0) == 4; /* a single collider */
+  if ((!one && check_shape(a, name, 2, -1, 4, expected)) ||
+      check_values(PyArray_DATA(a), PyArray_SIZE(a), name, -INFINITY, 0))
+    goto fail;
+  int k = one ? 1 : (int)PyArray_DIM(a, 0);
+  const double *v = PyArray_DATA(a);
+  for (int r = 0; r < k; r++) {
+    const double *c = v + 4 * r;
+    double norm = sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+    if (spheres ? c[3] > 0 : norm > 0) continue;
+    PyErr_Format(PyExc_ValueError, "%s: expected %s in row %d", name,
+                 spheres ? "a radius > 0" : "a non-zero normal", r);
+    goto fail;
+  }
+  *out = malloc(sizeof(double) * 4 * (k ? k : 1));
+  if (!*out) {
+    PyErr_NoMemory();
+    goto fail;
+  }
+  for (int r = 0; r < k; r++) {
+    const double *c = v + 4 * r;
+    double scale = spheres ? 1.0 : 1.0 / sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+    for (int t = 0; t < 4; t++) (*out)[4 * r + t] = (spheres && t == 3 ? 1.0 : scale) * c[t];
+  }
+  *count = k;
+  Py_DECREF(a);
+  return 0;
+fail:
+  Py_DECREF(a);
+  return -1;
+}
+
+/* constructor arguments; NULL where the caller left the default */
+typedef struct {
+  PyObject *vertices, *edges, *mass, *stiffness, *rest, *fixed, *gravity, *damping;
+  PyObject *planes, *spheres, *kc, *cscale, *mu;
+} sys_args;
+
+/* the contract's defaults */
+#define DEFAULT_MASS 0.01
+#define DEFAULT_STIFFNESS 1000.0
+#define DEFAULT_CONTACT_STIFFNESS 1e4
+#define DEFAULT_CONTACT_SCALE 1.1
+
+static void fill(double *dst, npy_intp n, double value) {
+  for (npy_intp i = 0; i < n; i++) dst[i] = value;
+}
+
+/* the parameters of m from a, each validated before it is written */
+static int build_parameters(ms_model *m, const sys_args *a, const double *x) {
+  npy_intp nv = m->nv, ns = m->ns;
+  const double g[3] = {0.0, -9.81, 0.0};
+  if (!a->rest || a->rest == Py_None)
+    rest_from_positions(m, x);
+  else if (get_per(a->rest, "rest_lengths", ns, "spring", 0, 0, m->rest))
+    return -1;
+  if (a->mass ? get_per(a->mass, "mass", nv, "vertex", 0, 1, m->mass)
+              : (fill(m->mass, nv, DEFAULT_MASS), 0))
+    return -1;
+  if (a->stiffness ? get_per(a->stiffness, "stiffness", ns, "spring", 0, 0, m->k)
+                   : (fill(m->k, ns, DEFAULT_STIFFNESS), 0))
+    return -1;
+  memcpy(m->gravity, g, sizeof(g));
+  m->kc = DEFAULT_CONTACT_STIFFNESS, m->cscale = DEFAULT_CONTACT_SCALE;
+  if (get_fixed(a->fixed ? a->fixed : Py_None, nv, m->fixed) ||
+      (a->gravity && get_vec3(a->gravity, "gravity", m->gravity)) ||
+      (a->damping && get_real(a->damping, "damping", 0, 0, &m->damping)) ||
+      (a->kc && get_real(a->kc, "contact_stiffness", 0, 0, &m->kc)) ||
+      (a->cscale && get_real(a->cscale, "contact_scale", 0, 1, &m->cscale)) ||
+      (a->mu && get_real(a->mu, "friction", 0, 0, &m->mu)))
+    return -1;
+  double *planes, *spheres;
+  if (get_colliders(a->planes ? a->planes : Py_None, "planes", 0, &planes, &m->nplane))
+    return -1;
+  if (get_colliders(a->spheres ? a->spheres : Py_None, "spheres", 1, &spheres, &m->nsphere)) {
+    free(planes);
+    return -1;
+  }
+  m->plane = planes, m->sphere = spheres;
+  return 0;
+}
+
 /* build a model and data from the arguments; on error nothing is left allocated */
-static int build(ms_model *m, ms_data *d, PyObject *vertices, PyObject *edges, PyObject *mass,
-                 PyObject *stiffness, PyObject *rest, PyObject *fixed, PyObject *gravity,
-                 PyObject *damping) {
-  PyArrayObject *x = get_points(vertices, "vertices", -1), *e = NULL;
+static int build(ms_model *m, ms_data *d, const sys_args *a) {
+  PyArrayObject *x = get_points(a->vertices, "vertices", -1), *e = NULL;
   if (!x) return -1;
   npy_intp nv = PyArray_DIM(x, 0);
-  e = get_edges(edges, nv);
+  e = get_edges(a->edges, nv);
   if (!e) goto fail_arrays;
   npy_intp ns = PyArray_DIM(e, 0);
   if (nv > INT_MAX / 4 || ns > INT_MAX / 4) {
@@ -319,17 +409,7 @@ static int build(ms_model *m, ms_data *d, PyObject *vertices, PyObject *edges, P
     goto fail_arrays;
   }
   for (npy_intp i = 0; i < 2 * ns; i++) m->edge[i] = (int)((int64_t *)PyArray_DATA(e))[i];
-
-  // parameters, each validated before it is written
-  if (rest == Py_None)
-    rest_from_positions(m, PyArray_DATA(x));
-  else if (get_per(rest, "rest_lengths", ns, "spring", 0, 0, m->rest))
-    goto fail_model;
-  if (get_per(mass, "mass", nv, "vertex", 0, 1, m->mass) ||
-      get_per(stiffness, "stiffness", ns, "spring", 0, 0, m->k) ||
-      get_fixed(fixed, nv, m->fixed) || get_vec3(gravity, "gravity", m->gravity) ||
-      get_real(damping, "damping", 0, 0, &m->damping))
-    goto fail_model;
+  if (build_parameters(m, a, PyArray_DATA(x))) goto fail_model;
   ms_model_update(m, 1);
 
   // state: at rest in the given positions
@@ -351,26 +431,16 @@ fail_arrays:
 
 static int System_init(SystemObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"vertices", "edges",   "mass",    "stiffness", "rest_lengths",
-                           "fixed",    "gravity", "damping", NULL};
-  PyObject *vertices, *edges, *mass = NULL, *stiffness = NULL, *rest = Py_None,
-                              *fixed = Py_None, *gravity = NULL, *damping = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOO:System", kwlist, &vertices, &edges,
-                                   &mass, &stiffness, &rest, &fixed, &gravity, &damping))
+                           "fixed",    "gravity", "damping", "planes",    "spheres",
+                           "contact_stiffness", "contact_scale", "friction", NULL};
+  sys_args a = {0};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOOOOO:System", kwlist, &a.vertices,
+                                   &a.edges, &a.mass, &a.stiffness, &a.rest, &a.fixed, &a.gravity,
+                                   &a.damping, &a.planes, &a.spheres, &a.kc, &a.cscale, &a.mu))
     return -1;
-
-  // defaults of the public contract
-  PyObject *dmass = PyFloat_FromDouble(0.01), *dk = PyFloat_FromDouble(1000.0),
-           *dg = Py_BuildValue("(ddd)", 0.0, -9.81, 0.0), *dd = PyFloat_FromDouble(0.0);
   ms_model m;
   ms_data d;
-  int err = !dmass || !dk || !dg || !dd ||
-            build(&m, &d, vertices, edges, mass ? mass : dmass, stiffness ? stiffness : dk, rest,
-                  fixed, gravity ? gravity : dg, damping ? damping : dd);
-  Py_XDECREF(dmass);
-  Py_XDECREF(dk);
-  Py_XDECREF(dg);
-  Py_XDECREF(dd);
-  if (err) return -1;
+  if (build(&m, &d, &a)) return -1;
 
   // swap the new system in; a re-initialised object drops its old one
   if (!self->lock && !(self->lock = PyThread_allocate_lock())) {
@@ -623,23 +693,22 @@ static PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject 
 /* energy() -> {"kinetic", "spring", "gravity", "total"} in joules */
 static PyObject *System_energy(SystemObject *self, PyObject *unused) {
   if (check_ready(self)) return NULL;
-  double ek, es, eg;
   sys_lock(self);
-  ms_energy(&self->m, &self->d, &ek, &es, &eg);
+  ms_energies e = ms_energy(&self->m, &self->d);
   PyThread_release_lock(self->lock);
-  return Py_BuildValue("{sdsdsdsd}", "kinetic", ek, "spring", es, "gravity", eg, "total",
-                       ek + es + eg);
+  return Py_BuildValue("{sdsdsdsdsd}", "kinetic", e.kinetic, "spring", e.spring, "gravity",
+                       e.gravity, "collision", e.collision, "total",
+                       e.kinetic + e.spring + e.gravity + e.collision);
 }
 
 /* forces() -> (n,3) spring plus gravity force on every vertex [N], fixed ones included */
 static PyObject *System_forces(SystemObject *self, PyObject *unused) {
   if (check_ready(self)) return NULL;
   npy_intp dims[2] = {self->m.nv, 3};
-  PyObject *f = PyArray_ZEROS(2, dims, NPY_DOUBLE, 0);
+  PyObject *f = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
   if (!f) return NULL;
   sys_lock(self);
-  ms_spring_forces(&self->m, self->d.x, PyArray_DATA((PyArrayObject *)f));
-  ms_add_gravity(&self->m, PyArray_DATA((PyArrayObject *)f));
+  ms_total_forces(&self->m, self->d.x, PyArray_DATA((PyArrayObject *)f));
   PyThread_release_lock(self->lock);
   return f;
 }
@@ -803,16 +872,60 @@ static int set_gravity(SystemObject *self, PyObject *value, void *c) {
   return 0;
 }
 
-static PyObject *get_damping(SystemObject *self, void *c) {
-  return check_ready(self) ? NULL : PyFloat_FromDouble(self->m.damping);
+/* a real model parameter: its name, place in ms_model and lower bound */
+typedef struct {
+  const char *name;
+  size_t offset;
+  double lo;
+  int strict;
+} scalar_param;
+
+static const scalar_param damping_param = {"damping", offsetof(ms_model, damping), 0, 0};
+static const scalar_param kc_param = {"contact_stiffness", offsetof(ms_model, kc), 0, 0};
+static const scalar_param cscale_param = {"contact_scale", offsetof(ms_model, cscale), 0, 1};
+static const scalar_param mu_param = {"friction", offsetof(ms_model, mu), 0, 0};
+
+static PyObject *get_scalar(SystemObject *self, void *param) {
+  const scalar_param *p = param;
+  return check_ready(self) ? NULL
+                           : PyFloat_FromDouble(*(double *)((char *)&self->m + p->offset));
 }
 
-static int set_damping(SystemObject *self, PyObject *value, void *c) {
+static int set_scalar(SystemObject *self, PyObject *value, void *param) {
+  const scalar_param *p = param;
   double v;
-  if (check_ready(self) || refuse_delete(value, "damping") || get_real(value, "damping", 0, 0, &v))
+  if (check_ready(self) || refuse_delete(value, p->name) ||
+      get_real(value, p->name, p->lo, p->strict, &v))
     return -1;
   sys_lock(self);
-  self->m.damping = v;
+  *(double *)((char *)&self->m + p->offset) = v;
+  PyThread_release_lock(self->lock);
+  return 0;
+}
+
+/* planes and spheres: closure 0 for planes, 1 for spheres */
+static PyObject *get_colliders_prop(SystemObject *self, void *which) {
+  if (check_ready(self)) return NULL;
+  int k = which ? self->m.nsphere : self->m.nplane;
+  npy_intp dims[2] = {k, 4};
+  PyObject *a = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
+  if (a && k) memcpy(PyArray_DATA((PyArrayObject *)a), which ? self->m.sphere : self->m.plane,
+                     sizeof(double) * 4 * k);
+  return a;
+}
+
+static int set_colliders_prop(SystemObject *self, PyObject *value, void *which) {
+  const char *name = which ? "spheres" : "planes";
+  double *rows;
+  int k;
+  if (check_ready(self) || refuse_delete(value, name) ||
+      get_colliders(value, name, which != NULL, &rows, &k))
+    return -1;
+  sys_lock(self);
+  double **slot = which ? &self->m.sphere : &self->m.plane;
+  free(*slot);
+  *slot = rows;
+  *(which ? &self->m.nsphere : &self->m.nplane) = k;
   PyThread_release_lock(self->lock);
   return 0;
 }
@@ -845,7 +958,19 @@ static PyGetSetDef System_getset[] = {
     {"fixed", (getter)get_fixed_prop, (setter)set_fixed_prop,
      "sorted indices of fixed (kinematic) vertices; set with indices or a boolean mask", NULL},
     {"gravity", (getter)get_gravity, (setter)set_gravity, "(3,) gravity [m/s^2]", NULL},
-    {"damping", (getter)get_damping, (setter)set_damping, "ether drag rate [1/s]", NULL},
+    {"damping", (getter)get_scalar, (setter)set_scalar, "ether drag rate [1/s]",
+     (void *)&damping_param},
+    {"planes", (getter)get_colliders_prop, (setter)set_colliders_prop,
+     "(k,4) contact planes: unit normal and offset, outside where n.x >= offset; assign to move",
+     NULL},
+    {"spheres", (getter)get_colliders_prop, (setter)set_colliders_prop,
+     "(k,4) contact spheres: centre [m] and radius [m]; assign to move", (void *)1},
+    {"contact_stiffness", (getter)get_scalar, (setter)set_scalar,
+     "penalty stiffness of contacts in the force-based methods [N/m]", (void *)&kc_param},
+    {"contact_scale", (getter)get_scalar, (setter)set_scalar,
+     "sphere contact radius factor s: contact happens at s * radius", (void *)&cscale_param},
+    {"friction", (getter)get_scalar, (setter)set_scalar, "Coulomb friction coefficient",
+     (void *)&mu_param},
     {"time", (getter)get_time, NULL, "simulated time [s]", NULL},
     {"steps", (getter)get_steps, NULL, "steps taken", NULL},
     {"n_vertices", (getter)get_nv, NULL, "number of vertices", NULL},
@@ -875,7 +1000,9 @@ static PyMethodDef System_methods[] = {
 
 static PyType_Slot System_slots[] = {
     {Py_tp_doc, "System(vertices, edges, *, mass=0.01, stiffness=1000.0, rest_lengths=None, "
-                "fixed=None, gravity=(0, -9.81, 0), damping=0.0): C core of msim.System"},
+                "fixed=None, gravity=(0, -9.81, 0), damping=0.0, planes=None, spheres=None, "
+                "contact_stiffness=1e4, contact_scale=1.1, friction=0.0): C core of "
+                "msim.System"},
     {Py_tp_new, PyType_GenericNew},
     {Py_tp_init, System_init},
     {Py_tp_dealloc, System_dealloc},

@@ -363,6 +363,10 @@ ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
     info->nhist = k + 1;
     info->converged = o->tol > 0 && res < o->tol;
   }
+  // contact: the global step knows nothing of colliders, and projecting between iterations
+  // fights it (an 8x8 cloth draped on a sphere gained 50x its energy in 15 steps), so the
+  // converged iterate is projected once onto the surfaces
+  ms_contact_project(m, NULL, d->xn);
   for (int i = 0; i < 3 * m->nv; i++) d->vn[i] = (d->xn[i] - d->x[i]) / h;
   return MS_OK;
 }

@@ -2,10 +2,11 @@
  *
  * Both solve linear systems A z = b over the free vertices, with A of one shape:
  *
- *   A = diag(a_i) kron I3 + sum_s S_s  (S_s on both ends' diagonal blocks, -S_s between them)
+ *   A = blockdiag(V_i) + sum_s S_s  (S_s on both ends' diagonal blocks, -S_s between them)
  *
- * Newton on g(x) has a_i = m_i / h^2 (+ shift) and S_s the spring Hessian block; the
- * linearised step has a_i = m_i (+ h^2 shift) and S_s = h^2 times the block. Fixed vertices
+ * Newton on g(x) has V_i = (m_i / h^2 + shift) I + C_i, C_i the contact Hessian, and S_s the
+ * spring Hessian block; the linearised step has V_i = (m_i + h^2 shift) I + h^2 C_i and
+ * S_s = h^2 times the block. Fixed vertices
  * are not unknowns: vectors are (nv,3) with zeros on fixed vertices, CHOLMOD sees free ones.
  * On entry d->xn holds x and d->vn the damped velocity (ms_step sets both up).
  */
@@ -19,7 +20,7 @@
 
 struct ms_implicit {
   ms_chol *ch;       /* 3x3-block factor, built when a direct solve first needs it */
-  double *a;         /* (nv) diagonal of A per vertex [kg/s^2 or kg] */
+  double *vb;        /* (nv,9) vertex blocks V_i of A, row-major [kg/s^2 or kg] */
   double *blk;       /* (ns,9) spring blocks S_s, row-major */
   double *dinv;      /* (nv,9) inverse diagonal blocks of A (jacobi, cg) */
   double *r, *p, *q; /* (nv,3) solver vectors */
@@ -36,7 +37,7 @@ struct ms_implicit {
 void ms_implicit_free(ms_implicit *w) {
   if (!w) return;
   ms_chol_free(w->ch);
-  free(w->a);
+  free(w->vb);
   free(w->blk);
   free(w->dinv);
   free(w->r);
@@ -53,7 +54,7 @@ static ms_status workspace(const ms_model *m, ms_data *d, ms_implicit **out) {
     size_t n = m->nv ? m->nv : 1, ns = m->ns ? m->ns : 1;
     ms_implicit *w = calloc(1, sizeof(ms_implicit));
     if (!w) return MS_ENOMEM;
-    w->a = calloc(n, sizeof(double));
+    w->vb = calloc(9 * n, sizeof(double));
     w->blk = calloc(9 * ns, sizeof(double));
     w->dinv = calloc(9 * n, sizeof(double));
     w->r = calloc(3 * n, sizeof(double));
@@ -61,7 +62,7 @@ static ms_status workspace(const ms_model *m, ms_data *d, ms_implicit **out) {
     w->q = calloc(3 * n, sizeof(double));
     w->rhs = calloc(3 * n, sizeof(double));
     w->x1 = calloc(3 * n, sizeof(double));
-    if (!w->a || !w->blk || !w->dinv || !w->r || !w->p || !w->q || !w->rhs || !w->x1) {
+    if (!w->vb || !w->blk || !w->dinv || !w->r || !w->p || !w->q || !w->rhs || !w->x1) {
       ms_implicit_free(w);
       return MS_ENOMEM;
     }
@@ -90,11 +91,17 @@ static void record(ms_data *d, int i, double res, double obj) {
   d->hobj[i] = obj;
 }
 
-/* a_i = mscale m_i + kscale shift and S_s = kscale H_s(x) with the spd treatment */
+/* V_i = (mscale m_i + kscale shift) I + kscale C_i and S_s = kscale H_s(x) with the spd
+ * treatment */
 static void build_system(const ms_model *m, const double *x, ms_implicit *w, const ms_opt *o,
                          double mscale, double kscale) {
   double shift = o->spd == MS_SPD_SHIFT ? kscale * o->shift : 0.0;
-  for (int i = 0; i < m->nv; i++) w->a[i] = mscale * m->mass[i] + shift;
+  for (int i = 0; i < m->nv; i++) {
+    double *v = w->vb + 9 * i;
+    ms_contact_hessian(m, x, i, v);
+    for (int t = 0; t < 9; t++) v[t] *= kscale;
+    for (int t = 0; t < 3; t++) v[4 * t] += mscale * m->mass[i] + shift;
+  }
   for (int s = 0; s < m->ns; s++) {
     double *b = w->blk + 9 * s;
     ms_spring_hessian(m, x, s, (ms_spd)o->spd, b);
@@ -104,8 +111,12 @@ static void build_system(const ms_model *m, const double *x, ms_implicit *w, con
 
 /* out = A p; p is zero on fixed vertices and so is out */
 static void apply(const ms_model *m, const ms_implicit *w, const double *p, double *out) {
-  for (int i = 0; i < m->nv; i++)
-    for (int t = 0; t < 3; t++) out[3 * i + t] = m->fixed[i] ? 0.0 : w->a[i] * p[3 * i + t];
+  for (int i = 0; i < m->nv; i++) {
+    const double *v = w->vb + 9 * i, *pi = p + 3 * i;
+    for (int t = 0; t < 3; t++)
+      out[3 * i + t] =
+          m->fixed[i] ? 0.0 : v[3 * t] * pi[0] + v[3 * t + 1] * pi[1] + v[3 * t + 2] * pi[2];
+  }
   for (int s = 0; s < m->ns; s++) {
     int i = m->edge[2 * s], j = m->edge[2 * s + 1];
     const double *b = w->blk + 9 * s;
@@ -129,10 +140,7 @@ static ms_status fill_chol(const ms_model *m, ms_implicit *w) {
     if (st != MS_OK) return st;
   }
   ms_chol_zero(w->ch);
-  for (int i = 0; i < m->nv; i++) {
-    double diag[9] = {w->a[i], 0, 0, 0, w->a[i], 0, 0, 0, w->a[i]};
-    ms_chol_add_vertex(w->ch, m, i, diag);
-  }
+  for (int i = 0; i < m->nv; i++) ms_chol_add_vertex(w->ch, m, i, w->vb + 9 * i);
   for (int s = 0; s < m->ns; s++) ms_chol_add_spring(w->ch, m, s, w->blk + 9 * s);
   return MS_OK;
 }
@@ -246,7 +254,7 @@ static ms_status diag_inverse(const ms_model *m, ms_implicit *w, int *bad) {
   for (int i = 0; i < m->nv; i++) {
     double blk[9];
     memcpy(blk, w->dinv + 9 * i, sizeof(blk));
-    for (int t = 0; t < 3; t++) blk[4 * t] += w->a[i];
+    for (int t = 0; t < 9; t++) blk[t] += w->vb[9 * i + t];
     int fail = m->fixed[i] ? -1 : inverse3(blk, w->dinv + 9 * i);
     if (m->fixed[i]) memset(w->dinv + 9 * i, 0, sizeof(blk));
     if (fail >= 0) {
@@ -331,9 +339,7 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
   build_system(m, d->x, w, o, 1.0, h * h);
 
   // b = h f - h^2 H v = h f - (A - M) v, zero on fixed vertices
-  memset(d->f, 0, sizeof(double) * n3);
-  ms_spring_forces(m, d->x, d->f);
-  ms_add_gravity(m, d->f);
+  ms_total_forces(m, d->x, d->f);
   apply(m, w, d->vn, w->q);
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {

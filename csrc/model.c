@@ -31,6 +31,8 @@ void ms_model_free(ms_model *m) {
   free(m->imass);
   free(m->fixed);
   free(m->dof);
+  free(m->plane);
+  free(m->sphere);
   memset(m, 0, sizeof(*m));
 }
 

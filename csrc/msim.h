@@ -20,6 +20,9 @@ typedef enum {
   MS_ECHOLMOD,  /* CHOLMOD failed for another reason */
 } ms_status;
 
+/* a vertex closer than this to a collider's surface [m] is in contact (friction) */
+#define MS_CONTACT_SKIN 1e-6
+
 /* positions [m] and velocities [m/s] beyond this magnitude count as diverged */
 #define MS_BOUND 1e10
 
@@ -48,6 +51,13 @@ typedef struct {
   int nfree;              /* free vertices */
   double gravity[3];      /* [m/s^2] */
   double damping;         /* ether drag rate [1/s]: v *= exp(-damping*h) each step */
+  int nplane;             /* contact planes */
+  double *plane;          /* (nplane,4) unit normal and offset: outside where n.x >= offset */
+  int nsphere;            /* contact spheres */
+  double *sphere;         /* (nsphere,4) centre [m] and radius [m] */
+  double kc;              /* contact penalty stiffness [N/m] */
+  double cscale;          /* sphere contact radius factor s: contact at s * radius */
+  double mu;              /* Coulomb friction coefficient */
   uint64_t rev;           /* bumped when mass, stiffness or the fixed set change */
   uint64_t rev_fixed;     /* bumped when the fixed set changes (sparsity patterns) */
 } ms_model;
@@ -144,9 +154,21 @@ double ms_spring_energy(const ms_model *m, const double *x);
 void ms_spring_forces(const ms_model *m, const double *x, double *f);
 void ms_add_gravity(const ms_model *m, double *f);
 double ms_spring_dir(const ms_model *m, const double *x, int s, double u[3]);
-void ms_energy(const ms_model *m, const ms_data *d, double *kinetic, double *spring,
-               double *gravity);
+void ms_total_forces(const ms_model *m, const double *x, double *f);
+
+/* energies of a state [J] */
+typedef struct {
+  double kinetic, spring, gravity, collision;
+} ms_energies;
+ms_energies ms_energy(const ms_model *m, const ms_data *d);
 void ms_spring_hessian(const ms_model *m, const double *x, int s, ms_spd spd, double blk[9]);
+
+/* contact.c: planes and spheres (penalty, projection, friction) */
+double ms_contact_energy(const ms_model *m, const double *x);
+void ms_contact_forces(const ms_model *m, const double *x, double *f);
+int ms_contact_hessian(const ms_model *m, const double *x, int i, double *blk);
+void ms_contact_project(const ms_model *m, const double *ref, double *x);
+void ms_contact_friction(const ms_model *m, ms_data *d, double h);
 
 /* potential.c: the incremental potential g(x) = |x - y|_M^2 / (2 h^2) + E_spring(x) */
 void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y);

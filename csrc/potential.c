@@ -2,7 +2,8 @@
  *
  *   g(x) = 1/(2 h^2) (x - y)^T M (x - y) + E(x),   y = x_t + h v + h^2 M^-1 f_ext,
  *
- * over free vertices (fixed ones stay at x_t). E is the spring energy; gravity enters via y.
+ * over free vertices (fixed ones stay at x_t). E is the spring energy plus the contact penalty
+ * energy (zero out of contact); gravity enters via y.
  */
 #include <math.h>
 
@@ -26,14 +27,16 @@ double ms_objective(const ms_model *m, const double *x, const double *y, double 
     double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
     e += 0.5 * m->mass[i] * (dx * dx + dy * dy + dz * dz);
   }
-  return e / (h * h) + ms_spring_energy(m, x);
+  return e / (h * h) + ms_spring_energy(m, x) + ms_contact_energy(m, x);
 }
 
-/* grad = M (x - y) / h^2 - f_spring(x) [N], zero on fixed vertices; returns its 2-norm */
+/* grad = M (x - y) / h^2 - f_spring(x) - f_contact(x) [N], zero on fixed vertices; returns its
+ * 2-norm */
 double ms_objective_grad(const ms_model *m, const double *x, const double *y, double h,
                          double *grad) {
   for (int k = 0; k < 3 * m->nv; k++) grad[k] = 0;
   ms_spring_forces(m, x, grad);
+  ms_contact_forces(m, x, grad);
   double norm = 0;
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {

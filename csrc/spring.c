@@ -1,5 +1,6 @@
 /* spring.c: spring and gravity energies and forces */
 #include <math.h>
+#include <string.h>
 
 #include "msim.h"
 
@@ -46,18 +47,23 @@ void ms_add_gravity(const ms_model *m, double *f) {
     for (int t = 0; t < 3; t++) f[3 * i + t] += m->mass[i] * m->gravity[t];
 }
 
-/* kinetic 1/2 m v^2, spring, and gravity -m g.x energies of the current state [J] */
-void ms_energy(const ms_model *m, const ms_data *d, double *kinetic, double *spring,
-               double *gravity) {
-  double ek = 0, eg = 0;
+/* f = spring, gravity and contact forces at x [N] */
+void ms_total_forces(const ms_model *m, const double *x, double *f) {
+  memset(f, 0, sizeof(double) * 3 * m->nv);
+  ms_spring_forces(m, x, f);
+  ms_add_gravity(m, f);
+  ms_contact_forces(m, x, f);
+}
+
+/* kinetic 1/2 m v^2, spring, gravity -m g.x and contact penalty energies of the state */
+ms_energies ms_energy(const ms_model *m, const ms_data *d) {
+  ms_energies e = {.spring = ms_spring_energy(m, d->x), .collision = ms_contact_energy(m, d->x)};
   for (int i = 0; i < m->nv; i++) {
     const double *x = d->x + 3 * i, *v = d->v + 3 * i;
-    ek += 0.5 * m->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    eg -= m->mass[i] * (m->gravity[0] * x[0] + m->gravity[1] * x[1] + m->gravity[2] * x[2]);
+    e.kinetic += 0.5 * m->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    e.gravity -= m->mass[i] * (m->gravity[0] * x[0] + m->gravity[1] * x[1] + m->gravity[2] * x[2]);
   }
-  *kinetic = ek;
-  *spring = ms_spring_energy(m, d->x);
-  *gravity = eg;
+  return e;
 }
 
 /* 3x3 Hessian block of spring s at x, row-major [N/m]: k uu^T + k (1 - L/l)(I - uu^T).

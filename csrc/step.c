@@ -52,6 +52,7 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   prepare(m, d, h);
   ms_status st = integrators[method](m, d, h, o, info);
   if (st != MS_OK) return st;
+  ms_contact_friction(m, d, h);
   hold_fixed(m, d);
 
   // reject a diverged state, otherwise swap it in

@@ -62,12 +62,22 @@ class System(_core.System):
     """A mass-spring system stepped in C.
 
     System(vertices, edges, *, mass=0.01, stiffness=1000.0, rest_lengths=None, fixed=None,
-           gravity=(0, -9.81, 0), damping=0.0)
+           gravity=(0, -9.81, 0), damping=0.0, planes=None, spheres=None,
+           contact_stiffness=1e4, contact_scale=1.1, friction=0.0)
 
     vertices (n,3) [m]; edges (m,2) vertex indices; mass [kg] scalar or (n,); stiffness [N/m]
     scalar or (m,); rest_lengths [m] (m,), default the lengths in `vertices`; fixed: vertex
     indices or a boolean (n,) mask of kinematic vertices; gravity (3,) [m/s^2]; damping: ether
     drag rate [1/s], velocities are multiplied by exp(-damping*dt) each step in every method.
+
+    Colliders: planes (k,4) rows of normal and offset (outside where n.x >= offset; normals are
+    normalised), spheres (k,4) rows of centre and radius [m]; assign `sim.planes` or
+    `sim.spheres` between steps to move them. Every method handles contact in its natural way:
+    explicit, symplectic, implicit and linearised implicit Euler through a penalty energy
+    contact_stiffness/2 * depth^2 (force, gradient and Hessian), FMS and XPBD by projecting
+    vertices onto the surface inside their iterations. Spheres are touched at contact_scale *
+    radius (seed 001's s ~ 1.1). friction: Coulomb coefficient; a vertex in contact loses
+    tangential speed up to friction times the normal speed the step took from it.
     """
 
     __slots__ = ()
@@ -142,7 +152,10 @@ class System(_core.System):
         """Constructor arguments that rebuild this System's model (positions as vertices)."""
         return {"vertices": self.positions, "edges": self.edges, "mass": self.mass,
                 "stiffness": self.stiffness, "rest_lengths": self.rest_lengths,
-                "fixed": self.fixed, "gravity": self.gravity, "damping": self.damping}
+                "fixed": self.fixed, "gravity": self.gravity, "damping": self.damping,
+                "planes": self.planes, "spheres": self.spheres,
+                "contact_stiffness": self.contact_stiffness,
+                "contact_scale": self.contact_scale, "friction": self.friction}
 
     def copy(self) -> System:
         """An independent System with the same model and state."""

@@ -1,0 +1,157 @@
+"""Planes and spheres in every method: penalty energy, settling, pushing, friction."""
+
+import numpy as np
+import pytest
+
+import msim
+
+# each method at a step it is stable at with stiff contact (k_c = 1e4 N/m on 10 g vertices)
+METHOD_DT = {
+    "symplectic_euler": 1e-3,
+    "implicit_euler": 1 / 60,
+    "linearized_implicit": 1 / 60,
+    "fms": 1 / 60,
+    "xpbd": 1 / 60,
+}
+PROJECTION = {"fms", "xpbd"}
+
+
+def _drop_cloth(n=8, height=0.3, **colliders):
+    mesh = msim.mesh.cloth_grid(n, n, size=1.0, origin=(-0.5, height, -0.5))
+    return msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=200.0, damping=1.0,
+                       **colliders)
+
+
+def test_penalty_energy_and_force_follow_the_depth():
+    k, s, r = 500.0, 1.1, 0.5
+    x = np.array([[0.0, -0.02, 0.0], [0.3, 1.0, 0.0], [5.0, 5.0, 5.0]])
+    sim = msim.System(x, np.zeros((0, 2), int), planes=[0, 2, 0, 0], spheres=[[0, 1, 0, r]],
+                      contact_stiffness=k, contact_scale=s, gravity=(0, 0, 0))
+    np.testing.assert_allclose(sim.planes, [[0, 1, 0, 0]])  # the normal is normalised
+    plane_depth, sphere_depth = 0.02, s * r - 0.3
+    assert sim.energy()["collision"] == pytest.approx(0.5 * k * (plane_depth**2 + sphere_depth**2))
+    f = sim.forces()
+    np.testing.assert_allclose(f[0], [0, k * plane_depth, 0], atol=1e-12)
+    np.testing.assert_allclose(f[1], [k * sphere_depth, 0, 0], atol=1e-12)
+    np.testing.assert_array_equal(f[2], 0.0)  # out of contact: nothing
+    sim.positions = x + [0, 10, 0]
+    assert sim.energy()["collision"] == 0.0
+
+
+def test_contact_force_is_minus_the_energy_gradient():
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-0.3, 0.3, (6, 3))
+    sim = msim.System(x, np.zeros((0, 2), int), planes=[[0.2, 1, 0.1, 0.05]],
+                      spheres=[[0.1, 0.0, 0.0, 0.25]], gravity=(0, 0, 0))
+    eps, grad = 1e-7, np.zeros_like(x)
+    for i in range(6):
+        for t in range(3):
+            for sign in (1, -1):
+                p = x.copy()
+                p[i, t] += sign * eps
+                sim.positions = p
+                grad[i, t] += sign * sim.energy()["collision"] / (2 * eps)
+    sim.positions = x
+    np.testing.assert_allclose(sim.forces(), -grad, atol=1e-5)
+
+
+@pytest.mark.parametrize("method", sorted(METHOD_DT))
+def test_cloth_dropped_on_the_ground_never_sinks_further_than_physics_allows(method):
+    height, m, g = 0.3, 0.01, 9.81
+    sim = _drop_cloth(height=height, planes=[[0, 1, 0, 0]])
+    h = METHOD_DT[method]
+    depths = []
+    for _ in range(int(1.5 / h)):
+        sim.step(h, method=method)
+        depths.append(-sim.positions[:, 1].min())
+    if method in PROJECTION:
+        assert max(depths) < 1e-9
+    else:
+        # a penalty contact stores the fall's energy m g H in k_c depth^2 / 2 at most, felt
+        # from the step after a vertex enters, so one step's travel at impact speed adds to it
+        energy_depth = np.sqrt(2 * m * g * height / sim.contact_stiffness)
+        assert max(depths) < energy_depth + np.sqrt(2 * g * height) * h
+        if method == "symplectic_euler":  # nearly conservative: it does reach that depth
+            assert max(depths) > 0.5 * energy_depth
+    if method != "symplectic_euler":  # the others dissipate: the cloth comes to rest on it
+        assert np.abs(sim.velocities).max() < 0.05
+        np.testing.assert_allclose(sim.positions[:, 1], 0.0, atol=2 * m * g / sim.contact_stiffness)
+
+
+@pytest.mark.parametrize("method", sorted(METHOD_DT))
+def test_cloth_draped_on_a_sphere_stays_outside_it(method):
+    r = 0.25
+    sim = _drop_cloth(spheres=[[0, 0, 0, r]], friction=0.5)  # frictionless, it slides off
+    h = METHOD_DT[method]
+    inside = []
+    for _ in range(int(1.0 / h)):
+        sim.step(h, method=method)
+        inside.append(r - np.linalg.norm(sim.positions, axis=1).min())
+    # contact at s r = 1.1 r: the cloth never reaches the sphere itself
+    assert max(inside) < 0
+    assert np.linalg.norm(sim.positions, axis=1).min() > (1.1 - 0.02) * r
+    assert sim.positions[:, 1].max() > 0.2  # draped over it, not fallen through
+
+
+@pytest.mark.parametrize("method", sorted(METHOD_DT))
+def test_a_moving_sphere_pushes_a_curtain_without_tunnelling(method):
+    # a curtain hangs in the xy plane; a sphere of radius 0.15 m sweeps through it along +z at
+    # 0.6 m/s, i.e. 1 cm per step at h = 1/60: far less than its radius per step
+    mesh = msim.mesh.cloth_grid(10, 10, size=1.0, plane="xy", origin=(-0.5, 1.0, 0.0))
+    r, speed = 0.15, 0.6
+    sim = msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=200.0, damping=1.0,
+                      fixed=np.arange(10), spheres=[[0, 0.5, -0.3, r]])
+    h = METHOD_DT[method]
+    for k in range(int(1.0 / h)):
+        sim.spheres = [[0, 0.5, -0.3 + speed * k * h, r]]
+        sim.step(h, method=method)
+        distance = np.linalg.norm(sim.positions - sim.spheres[0, :3], axis=1)
+        assert distance.min() > r, f"a vertex entered the sphere at step {k}"
+    # the sphere ended 0.3 m past the curtain's plane and carried the cloth with it
+    assert sim.positions[:, 2].max() > 0.25
+
+
+@pytest.mark.parametrize("method", ["symplectic_euler", "implicit_euler", "fms", "xpbd"])
+def test_coulomb_friction_stops_a_slider_after_v0_squared_over_2_mu_g(method):
+    mu, v0, g = 0.4, 1.0, 9.81
+    sim = msim.System([[0.0, 0.0, 0.0]], np.zeros((0, 2), int), mass=0.01,
+                      planes=[[0, 1, 0, 0]], friction=mu, contact_stiffness=1e5)
+    h = 1e-4 if method == "symplectic_euler" else 1 / 120  # omega h = 0.3 on the contact
+    sim.step(h, method=method)  # settle into contact
+    sim.velocities = [[v0, 0.0, 0.0]]
+    start = sim.positions[0, 0]
+    for _ in range(int(1.0 / h)):
+        sim.step(h, method=method)
+    assert abs(sim.velocities[0, 0]) < 1e-9
+    travel = sim.positions[0, 0] - start
+    # each step takes mu g h off the speed: the sum of the steps' travel is
+    # v0^2 / (2 mu g) - v0 h / 2, the continuous value less half a step
+    assert travel == pytest.approx(v0**2 / (2 * mu * g) - v0 * h / 2, rel=0.01)
+
+
+def test_no_friction_slides_on_and_colliders_pickle():
+    sim = msim.System([[0.0, 0.0, 0.0]], np.zeros((0, 2), int), planes=[[0, 1, 0, 0]],
+                      spheres=[[5, 0, 0, 1]])
+    sim.velocities = [[1.0, 0.0, 0.0]]
+    for _ in range(60):
+        sim.step(1 / 60, method="fms")
+    assert sim.velocities[0, 0] == pytest.approx(1.0) and sim.positions[0, 1] == pytest.approx(0)
+    import pickle
+
+    clone = pickle.loads(pickle.dumps(sim))
+    np.testing.assert_array_equal(clone.spheres, sim.spheres)
+    np.testing.assert_array_equal(clone.planes, sim.planes)
+
+
+@pytest.mark.parametrize("kwargs,error,message", [
+    (dict(planes=[[0, 0, 0, 1]]), ValueError, r"planes: expected a non-zero normal in row 0"),
+    (dict(spheres=[[0, 0, 0, -1]]), ValueError, r"spheres: expected a radius > 0 in row 0"),
+    (dict(spheres=[[0, 0, 0]]), ValueError, r"spheres: expected an array of shape \(k, 4\)"),
+    (dict(planes=[[0, np.nan, 0, 1]]), ValueError, r"planes: expected finite values, got nan"),
+    (dict(contact_stiffness=-1), ValueError, r"contact_stiffness: .* >= 0.0, got -1.0"),
+    (dict(contact_scale=0), ValueError, r"contact_scale: .* > 0.0, got 0.0"),
+    (dict(friction=-0.1), ValueError, r"friction: .* >= 0.0, got -0.1"),
+])
+def test_bad_colliders_are_rejected(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        msim.System(np.zeros((2, 3)), [[0, 1]], **kwargs)

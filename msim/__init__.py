@@ -7,7 +7,7 @@
     sim.energy()
 """
 
-from . import experiments, mesh
+from . import experiments, mesh, scenes
 from .compare import compare, stability, sweep
 from ._core import CholmodError, DivergenceError, Error, NotPositiveDefiniteError
 from ._core import cholmod_version
@@ -17,7 +17,7 @@ from .system import StepInfo, System, Trajectory
 __version__ = "0.1.0"
 
 __all__ = [
-    "System", "StepInfo", "Trajectory", "METHODS", "SUMMARY", "mesh", "experiments",
+    "System", "StepInfo", "Trajectory", "METHODS", "SUMMARY", "mesh", "experiments", "scenes",
     "cholmod_version", "compare", "stability", "sweep",
     "Error", "DivergenceError", "NotPositiveDefiniteError", "CholmodError",
 ]

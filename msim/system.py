@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -95,11 +95,13 @@ class System(_core.System):
 
     def simulate(self, steps: int, dt: float, method: str, *, record_every: int = 1,
                  progress: bool = False, on_divergence: str = "raise",
+                 before_step: Callable[[System], None] | None = None,
                  **options: Any) -> Trajectory:
         """Take `steps` steps, recording positions and energies every `record_every` steps.
 
         Frame 0 is the state before the first step. on_divergence="stop" ends the run at a
-        diverged step (recorded in Trajectory.diverged) instead of raising.
+        diverged step (recorded in Trajectory.diverged) instead of raising. before_step(sim),
+        when given, runs before every step: scripted motion of fixed vertices or colliders.
         """
         steps = as_int("steps", steps, 0)
         record_every = as_int("record_every", record_every, 1)
@@ -110,6 +112,8 @@ class System(_core.System):
         seconds, iterations, diverged = [], [], None
         bar = _progress(steps, method) if progress else None
         for k in range(steps):
+            if before_step is not None:
+                before_step(self)
             try:
                 iters, _, _, _, sec, _ = self._step(dt, method, **core_options)
             except _core.DivergenceError:

@@ -1,0 +1,107 @@
+"""Ready-made scenes: each function returns a `Scene` holding a System, faces to draw and a
+time step that suits it.
+
+    scene = msim.scenes.cloth_on_sphere()
+    traj = scene.run(60, "fms")
+    msim.plot.frame(traj.positions[-1], scene.faces)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .experiments import gust_curtain
+from .mesh import box_tets, cloth_grid, rope, tet_mesh
+from .system import System, Trajectory
+
+
+@dataclass
+class Scene:
+    """A System with what it takes to run and draw it.
+
+    faces (f,3) triangles for drawing; dt [s] a step for the implicit methods (h = 1/30 unless
+    said); before_step(sim) scripted motion run before every step (None for static scenes).
+    """
+
+    name: str
+    system: System
+    faces: np.ndarray
+    dt: float = 1 / 30
+    before_step: Callable[[System], None] | None = None
+
+    def run(self, steps: int, method: str, *, dt: float | None = None,
+            **options: Any) -> Trajectory:
+        """Simulate `steps` steps of `method` (at self.dt unless dt is given) with the script."""
+        return self.system.simulate(steps, self.dt if dt is None else dt, method,
+                                    before_step=self.before_step, **options)
+
+
+def hanging_cloth(n: int = 20, *, stiffness: float = 1000.0, mass: float = 0.01) -> Scene:
+    """An n x n, 1 m cloth lying flat, pinned at the two corners of its first row."""
+    mesh = cloth_grid(n, n)
+    sim = System(mesh.vertices, mesh.edges, mass=mass, stiffness=stiffness, fixed=[0, n - 1])
+    return Scene("hanging cloth", sim, mesh.faces)
+
+
+def cloth_on_sphere(n: int = 20, *, radius: float = 0.25, friction: float = 0.5) -> Scene:
+    """An n x n, 1 m cloth dropped from 0.4 m onto a sphere of `radius` at the origin."""
+    mesh = cloth_grid(n, n, origin=(-0.5, 0.4, -0.5))
+    sim = System(mesh.vertices, mesh.edges, mass=1.0 / n**2, stiffness=1000.0, damping=0.5,
+                 spheres=[[0.0, 0.0, 0.0, radius]], friction=friction)
+    return Scene("cloth on a sphere", sim, mesh.faces)
+
+
+def curtain(n: int = 81, *, gust: float = 1.0) -> Scene:
+    """The paper's curtain: n x n vertices, 1 m, pinned along its top row, hit by a gust
+    (see msim.experiments.gust_curtain)."""
+    sim = gust_curtain(n, gust=gust)
+    return Scene("curtain", sim, cloth_grid(n, n, plane="xy").faces)
+
+
+def jelly_cube(n: int = 5, *, size: float = 0.3, height: float = 0.5,
+               stiffness: float = 2000.0) -> Scene:
+    """A soft cube of n^3 vertices (every tetrahedron edge a spring) dropped on the ground,
+    tilted so that it lands on an edge."""
+    vertices, tets = box_tets(n, n, n, size, origin=(-size / 2, -size / 2, -size / 2))
+    angle = np.radians(30.0)
+    rotation = np.array([[np.cos(angle), -np.sin(angle), 0], [np.sin(angle), np.cos(angle), 0],
+                         [0, 0, 1]])
+    mesh = tet_mesh(vertices @ rotation.T + [0.0, height, 0.0], tets)
+    sim = System(mesh.vertices, mesh.edges, mass=0.5 / len(vertices), stiffness=stiffness,
+                 planes=[[0.0, 1.0, 0.0, 0.0]], friction=0.3, damping=0.2)
+    return Scene("jelly cube", sim, mesh.faces)
+
+
+def rope_pendulum(n: int = 30, *, length: float = 1.0, stiffness: float = 5000.0) -> Scene:
+    """A rope of n vertices pinned at one end, released horizontally."""
+    mesh = rope(n, length, direction=(1.0, 0.0, 0.0))
+    sim = System(mesh.vertices, mesh.edges, mass=0.1 / n, stiffness=stiffness, fixed=[0])
+    return Scene("rope pendulum", sim, mesh.faces)
+
+
+def pushed_cloth(n: int = 20, *, radius: float = 0.15, speed: float = 0.5) -> Scene:
+    """A curtain pinned along its top row, pushed by a sphere moving at `speed` m/s along z.
+
+    The sphere starts 0.3 m in front of the curtain's middle; before_step moves it.
+    """
+    mesh = cloth_grid(n, n, plane="xy", origin=(-0.5, 1.0, 0.0))
+    sim = System(mesh.vertices, mesh.edges, mass=1.0 / n**2, stiffness=1000.0,
+                 fixed=np.arange(n), damping=0.5, spheres=[[0.0, 0.5, -0.3, radius]])
+
+    def move(s: System) -> None:
+        s.spheres = [[0.0, 0.5, -0.3 + speed * s.time, radius]]
+
+    return Scene("cloth pushed by a sphere", sim, mesh.faces, before_step=move)
+
+
+SCENES: dict[str, Callable[..., Scene]] = {
+    "hanging_cloth": hanging_cloth,
+    "cloth_on_sphere": cloth_on_sphere,
+    "curtain": curtain,
+    "jelly_cube": jelly_cube,
+    "rope_pendulum": rope_pendulum,
+    "pushed_cloth": pushed_cloth,
+}

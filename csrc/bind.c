@@ -60,9 +60,10 @@ static PyArrayObject *to_array(PyObject *obj, const char *name, int typenum) {
   PyArrayObject *any = (PyArrayObject *)PyArray_FROM_O(obj);
   if (!any) {
     PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "%s: expected an array of %s, got a %.100s that NumPy cannot "
-                 "turn into one (ragged or mixed?)", name,
-                 typenum == NPY_DOUBLE ? "real numbers" : "integers", Py_TYPE(obj)->tp_name);
+    PyErr_Format(PyExc_TypeError,
+                 "%s: expected an array of %s, got a %.100s that NumPy cannot "
+                 "turn into one (ragged or mixed?)",
+                 name, typenum == NPY_DOUBLE ? "real numbers" : "integers", Py_TYPE(obj)->tp_name);
     return NULL;
   }
   char kind = PyArray_DESCR(any)->kind;
@@ -74,8 +75,8 @@ static PyArrayObject *to_array(PyObject *obj, const char *name, int typenum) {
     Py_DECREF(any);
     return NULL;
   }
-  PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_OTF(
-      (PyObject *)any, typenum, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+  PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_OTF((PyObject *)any, typenum,
+                                                         NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
   Py_DECREF(any);
   return arr;
 }
@@ -88,8 +89,8 @@ static int check_shape(PyArrayObject *a, const char *name, int ndim, npy_intp d0
   if (ok) return 0;
   char got[128];
   shape_text(a, got, sizeof(got));
-  PyErr_Format(PyExc_ValueError, "%s: expected an array of shape %s, got shape %s", name,
-               expected, got);
+  PyErr_Format(PyExc_ValueError, "%s: expected an array of shape %s, got shape %s", name, expected,
+               got);
   return -1;
 }
 
@@ -188,8 +189,8 @@ static int get_fixed(PyObject *obj, npy_intp nv, unsigned char *out) {
   }
   PyArrayObject *probe = (PyArrayObject *)PyArray_FROM_O(obj);
   if (probe && PyArray_DESCR(probe)->kind == 'b') {
-    PyArrayObject *mask = (PyArrayObject *)PyArray_FROM_OTF((PyObject *)probe, NPY_BOOL,
-                                                            NPY_ARRAY_IN_ARRAY);
+    PyArrayObject *mask =
+        (PyArrayObject *)PyArray_FROM_OTF((PyObject *)probe, NPY_BOOL, NPY_ARRAY_IN_ARRAY);
     Py_DECREF(probe);
     if (!mask) return -1;
     char expected[64];
@@ -381,8 +382,7 @@ static int build_parameters(ms_model *m, const sys_args *a, const double *x) {
       (a->mu && get_real(a->mu, "friction", 0, 0, &m->mu)))
     return -1;
   double *planes, *spheres;
-  if (get_colliders(a->planes ? a->planes : Py_None, "planes", 0, &planes, &m->nplane))
-    return -1;
+  if (get_colliders(a->planes ? a->planes : Py_None, "planes", 0, &planes, &m->nplane)) return -1;
   if (get_colliders(a->spheres ? a->spheres : Py_None, "spheres", 1, &spheres, &m->nsphere)) {
     free(planes);
     return -1;
@@ -400,8 +400,10 @@ static int build(ms_model *m, ms_data *d, const sys_args *a) {
   if (!e) goto fail_arrays;
   npy_intp ns = PyArray_DIM(e, 0);
   if (nv > INT_MAX / 4 || ns > INT_MAX / 4) {
-    PyErr_Format(PyExc_ValueError, "vertices: expected at most %d vertices and springs, got %zd "
-                 "and %zd", INT_MAX / 4, (Py_ssize_t)nv, (Py_ssize_t)ns);
+    PyErr_Format(PyExc_ValueError,
+                 "vertices: expected at most %d vertices and springs, got %zd "
+                 "and %zd",
+                 INT_MAX / 4, (Py_ssize_t)nv, (Py_ssize_t)ns);
     goto fail_arrays;
   }
   if (ms_model_alloc(m, (int)nv, (int)ns) != MS_OK) {
@@ -430,9 +432,9 @@ fail_arrays:
 }
 
 static int System_init(SystemObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"vertices", "edges",   "mass",    "stiffness", "rest_lengths",
-                           "fixed",    "gravity", "damping", "planes",    "spheres",
-                           "contact_stiffness", "contact_scale", "friction", NULL};
+  static char *kwlist[] = {
+      "vertices", "edges",  "mass",    "stiffness",         "rest_lengths",  "fixed",    "gravity",
+      "damping",  "planes", "spheres", "contact_stiffness", "contact_scale", "friction", NULL};
   sys_args a = {0};
   if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOOOOO:System", kwlist, &a.vertices,
                                    &a.edges, &a.mass, &a.stiffness, &a.rest, &a.fixed, &a.gravity,
@@ -462,8 +464,8 @@ static int System_init(SystemObject *self, PyObject *args, PyObject *kw) {
 }
 
 /* raise type(msg) with integer attributes a1 (and a2 when named); steals msg */
-static void raise_with(PyObject *type, PyObject *msg, const char *a1, long long v1,
-                       const char *a2, long long v2) {
+static void raise_with(PyObject *type, PyObject *msg, const char *a1, long long v1, const char *a2,
+                       long long v2) {
   if (!msg) return;
   PyObject *exc = PyObject_CallOneArg(type, msg);
   Py_DECREF(msg);
@@ -490,12 +492,13 @@ static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *i
       PyErr_NoMemory();
       break;
     case MS_EDIVERGED:
-      raise_with(ms->DivergenceError,
-                 PyUnicode_FromFormat("%s diverged at step %lld (dt=%R): vertex %d has a "
-                                      "non-finite or absurd (> " BOUND_TEXT ") position or velocity; the "
-                                      "state is left as it was before the step",
-                                      method, (long long)self->d.nstep, hobj, info->bad),
-                 "step", self->d.nstep, "vertex", info->bad);
+      raise_with(
+          ms->DivergenceError,
+          PyUnicode_FromFormat("%s diverged at step %lld (dt=%R): vertex %d has a "
+                               "non-finite or absurd (> " BOUND_TEXT ") position or velocity; the "
+                               "state is left as it was before the step",
+                               method, (long long)self->d.nstep, hobj, info->bad),
+          "step", self->d.nstep, "vertex", info->bad);
       break;
     case MS_ENOTPD:
       raise_with(ms->NotPositiveDefiniteError,
@@ -511,8 +514,8 @@ static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *i
                    method, hobj);
       break;
     default:
-      PyErr_Format(PyExc_ValueError, "%s (dt=%R): invalid step arguments (status %d)", method,
-                   hobj, (int)st);
+      PyErr_Format(PyExc_ValueError, "%s (dt=%R): invalid step arguments (status %d)", method, hobj,
+                   (int)st);
   }
   Py_DECREF(hobj);
   return NULL;
@@ -593,8 +596,7 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
   for (int i = 0; i < MS_NMETHOD; i++)
     if (method_names[i] && !strcmp(name, method_names[i])) method = i;
   if (method < 0) {
-    PyErr_Format(PyExc_ValueError, "method: expected one of the integrator names, got '%s'",
-                 name);
+    PyErr_Format(PyExc_ValueError, "method: expected one of the integrator names, got '%s'", name);
     return NULL;
   }
 
@@ -657,8 +659,8 @@ static PyObject *System_fms_factorizations(SystemObject *self, PyObject *unused)
  * part "setup" (analyse and factorise from scratch; repeats ignored), "local" (local step into
  * the right-hand sides) or "solve" (one three-column CHOLMOD solve); the state is untouched */
 static PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw) {
-  static const char *parts[] = {[MS_FMS_SETUP] = "setup", [MS_FMS_LOCAL] = "local",
-                                [MS_FMS_SOLVE] = "solve"};
+  static const char *parts[] = {
+      [MS_FMS_SETUP] = "setup", [MS_FMS_LOCAL] = "local", [MS_FMS_SOLVE] = "solve"};
   PyObject *dtobj;
   const char *name;
   int reps, part = -1;
@@ -670,8 +672,10 @@ static PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject 
   for (int i = 0; i < 3; i++)
     if (!strcmp(name, parts[i])) part = i;
   if (part < 0 || reps < 1) {
-    PyErr_Format(PyExc_ValueError, "part: expected 'setup', 'local' or 'solve' and repeats >= "
-                 "1, got '%s' and %d", name, reps);
+    PyErr_Format(PyExc_ValueError,
+                 "part: expected 'setup', 'local' or 'solve' and repeats >= "
+                 "1, got '%s' and %d",
+                 name, reps);
     return NULL;
   }
   ms_status st;
@@ -719,8 +723,8 @@ static PyObject *System_set_state(SystemObject *self, PyObject *args, PyObject *
   PyObject *pos, *vel, *timeobj = NULL;
   long long steps = 0;
   double t = 0.0;
-  if (check_ready(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OO|OL:_set_state", kwlist,
-                                                        &pos, &vel, &timeobj, &steps))
+  if (check_ready(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OO|OL:_set_state", kwlist, &pos,
+                                                        &vel, &timeobj, &steps))
     return NULL;
   if (timeobj && get_real(timeobj, "time", -INFINITY, 0, &t)) return NULL;
   if (steps < 0) {
@@ -803,8 +807,8 @@ static PyObject *get_rest(SystemObject *self, void *c) {
 }
 
 /* mass, stiffness and rest-length setters: validate into scratch, then copy under the lock */
-static int set_param(SystemObject *self, PyObject *value, const char *name, double *dst,
-                     int n, const char *per, int strict, int bump) {
+static int set_param(SystemObject *self, PyObject *value, const char *name, double *dst, int n,
+                     const char *per, int strict, int bump) {
   if (check_ready(self) || refuse_delete(value, name)) return -1;
   double *tmp = PyMem_Malloc(sizeof(double) * (n ? n : 1));
   if (!tmp) return (PyErr_NoMemory(), -1);
@@ -887,8 +891,7 @@ static const scalar_param mu_param = {"friction", offsetof(ms_model, mu), 0, 0};
 
 static PyObject *get_scalar(SystemObject *self, void *param) {
   const scalar_param *p = param;
-  return check_ready(self) ? NULL
-                           : PyFloat_FromDouble(*(double *)((char *)&self->m + p->offset));
+  return check_ready(self) ? NULL : PyFloat_FromDouble(*(double *)((char *)&self->m + p->offset));
 }
 
 static int set_scalar(SystemObject *self, PyObject *value, void *param) {
@@ -909,8 +912,9 @@ static PyObject *get_colliders_prop(SystemObject *self, void *which) {
   int k = which ? self->m.nsphere : self->m.nplane;
   npy_intp dims[2] = {k, 4};
   PyObject *a = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-  if (a && k) memcpy(PyArray_DATA((PyArrayObject *)a), which ? self->m.sphere : self->m.plane,
-                     sizeof(double) * 4 * k);
+  if (a && k)
+    memcpy(PyArray_DATA((PyArrayObject *)a), which ? self->m.sphere : self->m.plane,
+           sizeof(double) * 4 * k);
   return a;
 }
 
@@ -947,10 +951,9 @@ static PyObject *get_ns(SystemObject *self, void *c) {
 }
 
 static PyGetSetDef System_getset[] = {
-    {"positions", (getter)get_positions, (setter)set_points, "(n,3) positions [m] (a copy)",
-     NULL},
-    {"velocities", (getter)get_velocities, (setter)set_points,
-     "(n,3) velocities [m/s] (a copy)", (void *)1},
+    {"positions", (getter)get_positions, (setter)set_points, "(n,3) positions [m] (a copy)", NULL},
+    {"velocities", (getter)get_velocities, (setter)set_points, "(n,3) velocities [m/s] (a copy)",
+     (void *)1},
     {"edges", (getter)get_edges_prop, NULL, "(m,2) spring vertex indices (int64)", NULL},
     {"mass", (getter)get_mass, (setter)set_mass, "(n,) vertex masses [kg]", NULL},
     {"stiffness", (getter)get_stiffness, (setter)set_stiffness, "(m,) stiffness [N/m]", NULL},
@@ -994,15 +997,17 @@ static PyMethodDef System_methods[] = {
     {"forces", (PyCFunction)System_forces, METH_NOARGS,
      "forces() -> (n,3) spring plus gravity force on every vertex [N]"},
     {"_set_state", (PyCFunction)(void (*)(void))System_set_state, METH_VARARGS | METH_KEYWORDS,
-     "_set_state(positions, velocities, time=0.0, steps=0): replace the state atomically; use System.set_state"},
+     "_set_state(positions, velocities, time=0.0, steps=0): replace the state atomically; use "
+     "System.set_state"},
     {NULL},
 };
 
 static PyType_Slot System_slots[] = {
-    {Py_tp_doc, "System(vertices, edges, *, mass=0.01, stiffness=1000.0, rest_lengths=None, "
-                "fixed=None, gravity=(0, -9.81, 0), damping=0.0, planes=None, spheres=None, "
-                "contact_stiffness=1e4, contact_scale=1.1, friction=0.0): C core of "
-                "msim.System"},
+    {Py_tp_doc,
+     "System(vertices, edges, *, mass=0.01, stiffness=1000.0, rest_lengths=None, "
+     "fixed=None, gravity=(0, -9.81, 0), damping=0.0, planes=None, spheres=None, "
+     "contact_stiffness=1e4, contact_scale=1.1, friction=0.0): C core of "
+     "msim.System"},
     {Py_tp_new, PyType_GenericNew},
     {Py_tp_init, System_init},
     {Py_tp_dealloc, System_dealloc},
@@ -1099,7 +1104,9 @@ static int core_clear(PyObject *mod) {
   return 0;
 }
 
-static void core_free(void *mod) { core_clear(mod); }
+static void core_free(void *mod) {
+  core_clear(mod);
+}
 
 static PyModuleDef_Slot core_slots[] = {
     {Py_mod_exec, core_exec},
@@ -1118,4 +1125,6 @@ static struct PyModuleDef core_module = {
     .m_free = core_free,
 };
 
-PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&core_module); }
+PyMODINIT_FUNC PyInit__core(void) {
+  return PyModuleDef_Init(&core_module);
+}

@@ -16,9 +16,9 @@
 
 struct ms_chol {
   cholmod_common c;
-  cholmod_sparse *A;  /* upper triangle, sorted columns */
-  cholmod_factor *L;  /* symbolic analysis, refactorised numerically */
-  cholmod_dense *X;   /* solve2 workspaces, kept between solves */
+  cholmod_sparse *A; /* upper triangle, sorted columns */
+  cholmod_factor *L; /* symbolic analysis, refactorised numerically */
+  cholmod_dense *X;  /* solve2 workspaces, kept between solves */
   cholmod_dense *Y;
   cholmod_dense *E;
   int b;              /* block size: 1 (scalar matrix) or 3 */
@@ -31,7 +31,9 @@ struct ms_chol {
 };
 
 /* version of the CHOLMOD library linked at run time */
-void ms_cholmod_version(int version[3]) { cholmod_version(version); }
+void ms_cholmod_version(int version[3]) {
+  cholmod_version(version);
+}
 
 void ms_chol_free(ms_chol *ch) {
   if (!ch) return;
@@ -145,8 +147,8 @@ ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b) {
   if (st == MS_OK) st = scalar_pattern(ch);
   if (st == MS_OK) {
     ch->L = cholmod_analyze(ch->A, &ch->c);
-    if (!ch->L || ch->c.status < 0) st = ch->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM
-                                                                               : MS_ECHOLMOD;
+    if (!ch->L || ch->c.status < 0)
+      st = ch->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM : MS_ECHOLMOD;
   }
   if (st != MS_OK) {
     ms_chol_free(ch);
@@ -162,9 +164,13 @@ int ms_chol_current(const ms_chol *ch, const ms_model *m) {
 }
 
 /* free unknowns: b * free vertices */
-int ms_chol_size(const ms_chol *ch) { return ch->b * ch->nb; }
+int ms_chol_size(const ms_chol *ch) {
+  return ch->b * ch->nb;
+}
 
-void ms_chol_zero(ms_chol *ch) { memset(ch->A->x, 0, sizeof(double) * ch->A->nzmax); }
+void ms_chol_zero(ms_chol *ch) {
+  memset(ch->A->x, 0, sizeof(double) * ch->A->nzmax);
+}
 
 /* add the symmetric b x b block blk (row-major) at block (I, J), I <= J, position p */
 static void add_block(ms_chol *ch, int I, int J, int p, double scale, const double *blk) {
@@ -223,8 +229,13 @@ ms_status ms_chol_factor(ms_chol *ch, int *column) {
 /* solve A X = B in place; rhs is column-major (size x nrhs) */
 ms_status ms_chol_solve(ms_chol *ch, double *rhs, int nrhs) {
   int n = ms_chol_size(ch);
-  cholmod_dense B = {.nrow = n, .ncol = nrhs, .nzmax = (size_t)n * nrhs, .d = n, .x = rhs,
-                     .xtype = CHOLMOD_REAL, .dtype = CHOLMOD_DOUBLE};
+  cholmod_dense B = {.nrow = n,
+                     .ncol = nrhs,
+                     .nzmax = (size_t)n * nrhs,
+                     .d = n,
+                     .x = rhs,
+                     .xtype = CHOLMOD_REAL,
+                     .dtype = CHOLMOD_DOUBLE};
   if (!cholmod_solve2(CHOLMOD_A, ch->L, &B, NULL, &ch->X, NULL, &ch->Y, &ch->E, &ch->c))
     return ch->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM : MS_ECHOLMOD;
   memcpy(rhs, ch->X->x, sizeof(double) * n * nrhs);

@@ -25,7 +25,9 @@ static double penetration(const ms_model *m, int k, const double *p, double n[3]
   return m->cscale * sp[3] - len;
 }
 
-static int ncollider(const ms_model *m) { return m->nplane + m->nsphere; }
+static int ncollider(const ms_model *m) {
+  return m->nplane + m->nsphere;
+}
 
 /* sum of kc/2 phi^2 over free vertices and penetrated colliders [J] */
 double ms_contact_energy(const ms_model *m, const double *x) {

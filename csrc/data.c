@@ -15,7 +15,8 @@ ms_status ms_data_alloc(ms_data *d, const ms_model *m) {
   d->f = calloc(n3, sizeof(double));
   d->y = calloc(n3, sizeof(double));
   d->g = calloc(n3, sizeof(double));
-  if (!d->x || !d->v || !d->xn || !d->vn || !d->f || !d->y || !d->g || ms_data_reserve(d, 16) != MS_OK) {
+  if (!d->x || !d->v || !d->xn || !d->vn || !d->f || !d->y || !d->g ||
+      ms_data_reserve(d, 16) != MS_OK) {
     ms_data_free(d);
     return MS_ENOMEM;
   }

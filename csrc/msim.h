@@ -39,48 +39,48 @@ typedef enum {
 
 /* constant model: changes only when the user sets a parameter */
 typedef struct {
-  int nv;                 /* vertices */
-  int ns;                 /* springs */
-  int *edge;              /* (ns,2) vertex indices */
-  double *rest;           /* (ns) rest lengths [m] */
-  double *k;              /* (ns) stiffness [N/m] */
-  double *mass;           /* (nv) vertex masses [kg] */
-  double *imass;          /* (nv) inverse masses, 0 for fixed vertices [1/kg] */
-  unsigned char *fixed;   /* (nv) 1 where the vertex is kinematic */
-  int *dof;               /* (nv) index among free vertices, -1 where fixed */
-  int nfree;              /* free vertices */
-  double gravity[3];      /* [m/s^2] */
-  double damping;         /* ether drag rate [1/s]: v *= exp(-damping*h) each step */
-  int nplane;             /* contact planes */
-  double *plane;          /* (nplane,4) unit normal and offset: outside where n.x >= offset */
-  int nsphere;            /* contact spheres */
-  double *sphere;         /* (nsphere,4) centre [m] and radius [m] */
-  double kc;              /* contact penalty stiffness [N/m] */
-  double cscale;          /* sphere contact radius factor s: contact at s * radius */
-  double mu;              /* Coulomb friction coefficient */
-  uint64_t rev;           /* bumped when mass, stiffness or the fixed set change */
-  uint64_t rev_fixed;     /* bumped when the fixed set changes (sparsity patterns) */
+  int nv;               /* vertices */
+  int ns;               /* springs */
+  int *edge;            /* (ns,2) vertex indices */
+  double *rest;         /* (ns) rest lengths [m] */
+  double *k;            /* (ns) stiffness [N/m] */
+  double *mass;         /* (nv) vertex masses [kg] */
+  double *imass;        /* (nv) inverse masses, 0 for fixed vertices [1/kg] */
+  unsigned char *fixed; /* (nv) 1 where the vertex is kinematic */
+  int *dof;             /* (nv) index among free vertices, -1 where fixed */
+  int nfree;            /* free vertices */
+  double gravity[3];    /* [m/s^2] */
+  double damping;       /* ether drag rate [1/s]: v *= exp(-damping*h) each step */
+  int nplane;           /* contact planes */
+  double *plane;        /* (nplane,4) unit normal and offset: outside where n.x >= offset */
+  int nsphere;          /* contact spheres */
+  double *sphere;       /* (nsphere,4) centre [m] and radius [m] */
+  double kc;            /* contact penalty stiffness [N/m] */
+  double cscale;        /* sphere contact radius factor s: contact at s * radius */
+  double mu;            /* Coulomb friction coefficient */
+  uint64_t rev;         /* bumped when mass, stiffness or the fixed set change */
+  uint64_t rev_fixed;   /* bumped when the fixed set changes (sparsity patterns) */
 } ms_model;
 
 /* options of one step; each integrator reads the fields it documents */
 typedef struct {
-  int iterations;         /* iteration cap of iterative methods */
-  double tol;             /* stop when the residual falls below this (0: never) */
+  int iterations; /* iteration cap of iterative methods */
+  double tol;     /* stop when the residual falls below this (0: never) */
   /* implicit_euler, linearized_implicit */
-  int spd;                /* ms_spd: how the spring Hessian is kept positive definite */
-  double shift;           /* MS_SPD_SHIFT: eps added to the stiffness diagonal [N/m] */
-  int line_search;        /* implicit_euler: backtracking Armijo line search on g */
-  int solver;             /* linearized_implicit: ms_linsolver */
+  int spd;         /* ms_spd: how the spring Hessian is kept positive definite */
+  double shift;    /* MS_SPD_SHIFT: eps added to the stiffness diagonal [N/m] */
+  int line_search; /* implicit_euler: backtracking Armijo line search on g */
+  int solver;      /* linearized_implicit: ms_linsolver */
   /* fms, xpbd */
-  int pin;                /* fms: 0 eliminate fixed vertices, 1 penalise them (ms_fms_pin) */
-  double pin_weight;      /* fms penalty stiffness on fixed vertices [N/m] */
-  int acceleration;       /* fms: ms_fms_accel */
-  double rho;             /* fms chebyshev: spectral radius estimate in [0, 1) */
-  int chebyshev_delay;    /* fms chebyshev: plain iterations before it starts */
-  double relax;           /* fms chebyshev: under-relaxation gamma */
-  int window;             /* fms anderson: history length m */
-  int substeps;           /* xpbd: substeps per step */
-  double xpbd_damping;    /* xpbd: constraint damping beta [N s/m] */
+  int pin;             /* fms: 0 eliminate fixed vertices, 1 penalise them (ms_fms_pin) */
+  double pin_weight;   /* fms penalty stiffness on fixed vertices [N/m] */
+  int acceleration;    /* fms: ms_fms_accel */
+  double rho;          /* fms chebyshev: spectral radius estimate in [0, 1) */
+  int chebyshev_delay; /* fms chebyshev: plain iterations before it starts */
+  double relax;        /* fms chebyshev: under-relaxation gamma */
+  int window;          /* fms anderson: history length m */
+  int substeps;        /* xpbd: substeps per step */
+  double xpbd_damping; /* xpbd: constraint damping beta [N s/m] */
 } ms_opt;
 
 /* keeping spring Hessians positive definite */
@@ -110,11 +110,11 @@ typedef struct ms_xpbd_ws ms_xpbd_ws;
 
 /* what one step did */
 typedef struct {
-  int iters;              /* iterations run (1 for single-pass methods) */
-  int converged;          /* 1 when tol was met or the method is not iterative */
-  int nhist;              /* entries written to data->hres and data->hobj */
-  int bad;                /* diverged vertex or non-positive-definite column, else -1 */
-  double timing[3];       /* seconds in assembly, factorisation and solves (implicit methods) */
+  int iters;        /* iterations run (1 for single-pass methods) */
+  int converged;    /* 1 when tol was met or the method is not iterative */
+  int nhist;        /* entries written to data->hres and data->hobj */
+  int bad;          /* diverged vertex or non-positive-definite column, else -1 */
+  double timing[3]; /* seconds in assembly, factorisation and solves (implicit methods) */
 } ms_info;
 
 /* per-method workspaces kept in ms_data, defined in their own files */
@@ -122,21 +122,21 @@ typedef struct ms_implicit ms_implicit;
 
 /* changing data: state, scratch and method workspaces */
 typedef struct {
-  double *x;              /* (nv,3) positions [m] */
-  double *v;              /* (nv,3) velocities [m/s] */
-  double *xn;             /* (nv,3) next positions, swapped in when a step succeeds */
-  double *vn;             /* (nv,3) next velocities */
-  double *f;              /* (nv,3) force scratch [N] */
-  double *y;              /* (nv,3) inertial target of implicit methods [m] */
-  double *g;              /* (nv,3) gradient scratch [N] */
-  double time;            /* simulated time [s] */
-  int64_t nstep;          /* steps taken */
-  int hcap;               /* capacity of the history arrays */
-  double *hres;           /* (hcap) residual per iteration */
-  double *hobj;           /* (hcap) objective per iteration */
-  ms_implicit *implicit;  /* implicit.c workspace, NULL until first used */
-  ms_fms_ws *fms;         /* fms workspace (factor, acceleration history), made on first use */
-  ms_xpbd_ws *xpbd;       /* xpbd workspace (multipliers), built on first use */
+  double *x;             /* (nv,3) positions [m] */
+  double *v;             /* (nv,3) velocities [m/s] */
+  double *xn;            /* (nv,3) next positions, swapped in when a step succeeds */
+  double *vn;            /* (nv,3) next velocities */
+  double *f;             /* (nv,3) force scratch [N] */
+  double *y;             /* (nv,3) inertial target of implicit methods [m] */
+  double *g;             /* (nv,3) gradient scratch [N] */
+  double time;           /* simulated time [s] */
+  int64_t nstep;         /* steps taken */
+  int hcap;              /* capacity of the history arrays */
+  double *hres;          /* (hcap) residual per iteration */
+  double *hobj;          /* (hcap) objective per iteration */
+  ms_implicit *implicit; /* implicit.c workspace, NULL until first used */
+  ms_fms_ws *fms;        /* fms workspace (factor, acceleration history), made on first use */
+  ms_xpbd_ws *xpbd;      /* xpbd workspace (multipliers), built on first use */
 } ms_data;
 
 /* model.c: allocation and derived quantities */
@@ -193,8 +193,8 @@ typedef enum { MS_FMS_SETUP = 0, MS_FMS_LOCAL, MS_FMS_SOLVE } ms_fms_part;
 ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
 void ms_fms_free(ms_fms_ws *w);
 int64_t ms_fms_factorizations(const ms_data *d);
-ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o,
-                        ms_fms_part part, int reps);
+ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_fms_part part,
+                        int reps);
 
 /* xpbd.c: extended position-based dynamics (Macklin 2016) on spring constraints */
 ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);

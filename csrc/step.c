@@ -4,8 +4,7 @@
 
 #include "msim.h"
 
-typedef ms_status (*ms_integrator)(const ms_model *, ms_data *, double, const ms_opt *,
-                                   ms_info *);
+typedef ms_status (*ms_integrator)(const ms_model *, ms_data *, double, const ms_opt *, ms_info *);
 
 static const ms_integrator integrators[MS_NMETHOD] = {
     [MS_EXPLICIT_EULER] = ms_explicit_euler,

@@ -132,3 +132,53 @@ def test_random_input_returns_or_raises_a_documented_exception(n, data):
     except msim.Error:
         pass
     assert np.all(np.isfinite(sim.positions))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_divergence_is_detected_in_every_method_and_the_state_kept(method):
+    sim = _cloth(4)
+    far = sim.positions
+    far[5] = [2e10, 0, 0]  # one vertex already past the divergence bound (1e10 m)
+    sim.positions = far
+    before = sim.get_state()
+    with pytest.raises(msim.DivergenceError) as err:
+        sim.step(1 / 30, method=method)
+    assert err.value.step == 0 and err.value.vertex >= 0
+    after = sim.get_state()
+    np.testing.assert_array_equal(after["positions"], before["positions"])
+    np.testing.assert_array_equal(after["velocities"], before["velocities"])
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_coincident_vertices_and_zero_rest_lengths_make_no_nan(method):
+    sim = msim.System(np.zeros((3, 3)), [[0, 1], [1, 2]], rest_lengths=[0.0, 0.0], fixed=[0])
+    for _ in range(3):
+        sim.step(1e-3, method=method)
+    assert np.all(np.isfinite(sim.positions)) and np.all(np.isfinite(sim.velocities))
+
+
+def test_duplicate_springs_act_as_parallel_springs():
+    # documented: a spring listed twice is two springs, i.e. twice the stiffness
+    mesh = msim.mesh.rope(4)
+    twice = msim.System(mesh.vertices, np.concatenate([mesh.edges, mesh.edges]), fixed=[0])
+    double = msim.System(mesh.vertices, mesh.edges, stiffness=2000.0, fixed=[0])
+    for method in METHODS:
+        a, b = twice.copy(), double.copy()
+        for _ in range(5):
+            a.step(1e-3, method=method)
+            b.step(1e-3, method=method)
+        np.testing.assert_allclose(a.positions, b.positions, rtol=0, atol=1e-12)
+
+
+def test_the_core_prints_nothing(capfd):
+    sim = _cloth(4)
+    sim.positions = sim.positions * [1, 1, 0.2]  # compressed: indefinite without a fix
+    with pytest.raises(msim.NotPositiveDefiniteError):
+        sim.step(1.0, method="implicit_euler", spd="none", max_iterations=1)
+    far = sim.positions
+    far[3] = 1e11
+    sim.positions = far
+    with pytest.raises(msim.DivergenceError):
+        sim.step(1e-3, method="fms")
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""

@@ -55,6 +55,19 @@ def test_fms_to_tolerance_reaches_the_newton_minimiser_of_the_same_step():
     np.testing.assert_allclose(sim.velocities, (sim.positions - x_t) / H, atol=1e-12)
 
 
+def test_fms_and_msim_newton_to_the_same_tolerance_reach_the_same_positions():
+    sim = falling_cloth()
+    newton = sim.copy()
+    sim.step(H, "fms", iterations=20000, tol=1e-9)
+    info = newton.step(H, "implicit_euler", max_iterations=50, tol=1e-9, spd="none",
+                       line_search=True)
+    assert info.converged and info.iterations < 50
+    # both solve M (x - y)/h^2 + grad E(x) = 0 to |residual| < 1e-9 N on a Hessian whose
+    # smallest eigenvalue is about m / h^2 = 9 N/m, so they agree to ~1e-10 m
+    np.testing.assert_allclose(sim.positions, newton.positions, atol=1e-9)
+    np.testing.assert_allclose(sim.velocities, newton.velocities, atol=1e-9 / H)
+
+
 @pytest.mark.parametrize("pin", ["eliminate", "penalty"])
 def test_objective_never_increases_over_plain_iterations(pin):
     sim = moving_cloth()

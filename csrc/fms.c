@@ -198,16 +198,14 @@ static ms_status iterate(const fms_ctx *c, const double *x, double *out) {
 }
 
 /* plain FMS: x = G(x) */
-static ms_status plain_next(fms_ctx *c, int k, double *obj) {
+static ms_status plain_next(fms_ctx *c, int k) {
   double *x = c->d->xn;
-  ms_status st = iterate(c, x, x);
-  *obj = ms_objective(c->m, x, c->d->y, c->h);
-  return st;
+  return iterate(c, x, x);
 }
 
 /* Chebyshev semi-iteration (Wang 2015): after chebyshev_delay plain iterations,
  * x^(k+1) = omega (gamma (G(x^k) - x^k) + x^k - x^(k-1)) + x^(k-1) with omega from rho */
-static ms_status chebyshev_next(fms_ctx *c, int k, double *obj) {
+static ms_status chebyshev_next(fms_ctx *c, int k) {
   ms_fms_ws *w = c->w;
   double *x = c->d->xn, rho2 = c->o->rho * c->o->rho, gamma = c->o->relax;
   int j = k - 1, delay = c->o->chebyshev_delay;
@@ -221,7 +219,6 @@ static ms_status chebyshev_next(fms_ctx *c, int k, double *obj) {
     w->xa[i] = x[i];
     x[i] = next;
   }
-  *obj = ms_objective(c->m, x, c->d->y, c->h);
   return MS_OK;
 }
 
@@ -304,7 +301,7 @@ static int anderson_mix(ms_fms_ws *w, double *x, const double *g, int n3) {
 /* Anderson acceleration (Peng 2018) of the fixed point x = G(x) with window m and the energy
  * safeguard: an accelerated iterate that raises g above the current one is replaced by the
  * plain FMS iterate G(x^k), so g still never increases */
-static ms_status anderson_next(fms_ctx *c, int k, double *obj) {
+static ms_status anderson_next(fms_ctx *c, int k) {
   ms_fms_ws *w = c->w;
   int n3 = 3 * c->m->nv;
   double *x = c->d->xn, *g = w->xc;
@@ -319,18 +316,17 @@ static ms_status anderson_next(fms_ctx *c, int k, double *obj) {
     memcpy(x, g, sizeof(double) * n3);
     e = ms_objective(c->m, x, c->d->y, c->h);
   }
-  *obj = w->accepted = e;
+  w->accepted = e;
   return MS_OK;
 }
 
-/* history entry k: the objective given and the gradient norm at x; returns the norm */
-static double record(const fms_ctx *c, int k, double obj) {
+/* history entry k: g and |grad g| at the iterate, in one pass; returns the norm */
+static double record(const fms_ctx *c, int k) {
   ms_data *d = c->d;
-  d->hobj[k] = obj;
-  return d->hres[k] = ms_objective_grad(c->m, d->xn, d->y, c->h, d->g);
+  return d->hres[k] = ms_objective_grad(c->m, d->xn, d->y, c->h, d->g, d->hobj + k);
 }
 
-typedef ms_status (*fms_next)(fms_ctx *, int, double *);
+typedef ms_status (*fms_next)(fms_ctx *, int);
 
 /* one implicit Euler step by FMS: iterate from y, then v = (x - x_t)/h */
 ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info) {
@@ -351,14 +347,13 @@ ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
   // iterate from y, recording g and |grad g| at the start and after every iteration
   ms_inertial_target(m, d, h, d->y);
   memcpy(d->xn, d->y, sizeof(double) * 3 * m->nv);
-  double res = record(&c, 0, ms_objective(m, d->xn, d->y, h));
+  double res = record(&c, 0);
   info->nhist = 1;
   info->converged = o->tol > 0 && res < o->tol;
   for (int k = 1; c.n && k <= o->iterations && !info->converged; k++) {
-    double obj;
-    st = next[accel](&c, k, &obj);
+    st = next[accel](&c, k);
     if (st != MS_OK) return st;
-    res = record(&c, k, obj);
+    res = record(&c, k);
     info->iters = k;
     info->nhist = k + 1;
     info->converged = o->tol > 0 && res < o->tol;

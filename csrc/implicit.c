@@ -197,7 +197,7 @@ ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_op
   double *x = d->xn;
   ms_inertial_target(m, d, h, d->y);
   memcpy(x, d->y, sizeof(double) * n3);
-  double res = ms_objective_grad(m, x, d->y, h, d->g), obj = ms_objective(m, x, d->y, h);
+  double obj, res = ms_objective_grad(m, x, d->y, h, d->g, &obj);
   record(d, 0, res, obj);
   while (it < o->iterations && !(o->tol > 0 && res < o->tol)) {
     // Newton direction p = -(grad^2 g)^-1 grad g
@@ -213,8 +213,7 @@ ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_op
     // step, optionally shortened until g decreases enough
     double alpha = o->line_search ? line_search(m, d, w, h, obj) : 1.0;
     for (int k = 0; k < n3; k++) x[k] += alpha * w->p[k];
-    res = ms_objective_grad(m, x, d->y, h, d->g);
-    obj = ms_objective(m, x, d->y, h);
+    res = ms_objective_grad(m, x, d->y, h, d->g, &obj);
     record(d, ++it, res, obj);
   }
   info->iters = it;

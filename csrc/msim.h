@@ -151,7 +151,7 @@ ms_status ms_data_reserve(ms_data *d, int hcap);
 
 /* spring.c: energies and forces */
 double ms_spring_energy(const ms_model *m, const double *x);
-void ms_spring_forces(const ms_model *m, const double *x, double *f);
+double ms_spring_forces(const ms_model *m, const double *x, double *f);
 void ms_add_gravity(const ms_model *m, double *f);
 double ms_spring_dir(const ms_model *m, const double *x, int s, double u[3]);
 void ms_total_forces(const ms_model *m, const double *x, double *f);
@@ -174,7 +174,7 @@ void ms_contact_friction(const ms_model *m, ms_data *d, double h);
 void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y);
 double ms_objective(const ms_model *m, const double *x, const double *y, double h);
 double ms_objective_grad(const ms_model *m, const double *x, const double *y, double h,
-                         double *grad);
+                         double *grad, double *obj);
 
 /* explicit.c: explicit and symplectic Euler */
 ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,

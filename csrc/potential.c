@@ -30,19 +30,21 @@ double ms_objective(const ms_model *m, const double *x, const double *y, double 
   return e / (h * h) + ms_spring_energy(m, x) + ms_contact_energy(m, x);
 }
 
-/* grad = M (x - y) / h^2 - f_spring(x) - f_contact(x) [N], zero on fixed vertices; returns its
- * 2-norm */
+/* grad = M (x - y) / h^2 - f_spring(x) - f_contact(x) [N], zero on fixed vertices, and
+ * *obj = g(x) [J] from the same pass over the springs; returns |grad| */
 double ms_objective_grad(const ms_model *m, const double *x, const double *y, double h,
-                         double *grad) {
+                         double *grad, double *obj) {
   for (int k = 0; k < 3 * m->nv; k++) grad[k] = 0;
-  ms_spring_forces(m, x, grad);
+  double e = ms_spring_forces(m, x, grad) + ms_contact_energy(m, x), inertia = 0, norm = 0;
   ms_contact_forces(m, x, grad);
-  double norm = 0;
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {
       int k = 3 * i + t;
-      grad[k] = m->fixed[i] ? 0.0 : m->mass[i] * (x[k] - y[k]) / (h * h) - grad[k];
+      double dx = m->fixed[i] ? 0.0 : x[k] - y[k];
+      inertia += m->mass[i] * dx * dx;
+      grad[k] = m->fixed[i] ? 0.0 : m->mass[i] * dx / (h * h) - grad[k];
       norm += grad[k] * grad[k];
     }
+  *obj = 0.5 * inertia / (h * h) + e;
   return sqrt(norm);
 }

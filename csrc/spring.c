@@ -16,20 +16,24 @@ double ms_spring_energy(const ms_model *m, const double *x) {
   return e;
 }
 
-/* f += -grad E; a spring of zero length has no direction and pushes nothing */
-void ms_spring_forces(const ms_model *m, const double *x, double *f) {
+/* f += -grad E and return E [J] in the same pass; a spring of zero length has no direction
+ * and pushes nothing */
+double ms_spring_forces(const ms_model *m, const double *x, double *f) {
+  double e = 0;
   for (int s = 0; s < m->ns; s++) {
     int i = m->edge[2 * s], j = m->edge[2 * s + 1];
     const double *a = x + 3 * i, *b = x + 3 * j;
     double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-    double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), stretch = len - m->rest[s];
+    e += 0.5 * m->k[s] * stretch * stretch;
     if (len == 0) continue;
-    double c = -m->k[s] * (len - m->rest[s]) / len;
+    double c = -m->k[s] * stretch / len;
     for (int t = 0; t < 3; t++) {
       f[3 * i + t] += c * d[t];
       f[3 * j + t] -= c * d[t];
     }
   }
+  return e;
 }
 
 /* unit vector u from x_j to x_i of spring s and its length; +x for a zero-length spring */

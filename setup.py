@@ -67,7 +67,7 @@ setup(
             library_dirs=library_dirs,
             libraries=["cholmod"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_25_API_VERSION")],
-            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+            extra_compile_args=["-O3", "-fno-math-errno", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         )
     ]
 )

@@ -65,17 +65,32 @@ int ms_contact_hessian(const ms_model *m, const double *x, int i, double *blk) {
   return any;
 }
 
-/* push free vertices that are inside a collider out by their depth, along the collider's
- * normal at ref (the step's start: repeated projections inside an iteration then cannot walk
- * vertices sideways down a sphere), or onto the nearest surface point when ref is NULL */
+/* distance t >= 0 that moves point p along unit direction n out of collider k (0 outside):
+ * a plane's depth over n.normal, the exit of the ray p + t n through a sphere */
+static double exit_distance(const ms_model *m, int k, const double *p, const double *n) {
+  double normal[3], phi = penetration(m, k, p, normal);
+  if (phi <= 0) return 0;
+  if (k < m->nplane) {
+    double cosine = n[0] * normal[0] + n[1] * normal[1] + n[2] * normal[2];
+    return cosine > 0 ? phi / cosine : phi;
+  }
+  const double *sp = m->sphere + 4 * (k - m->nplane);
+  double d[3] = {p[0] - sp[0], p[1] - sp[1], p[2] - sp[2]}, r = m->cscale * sp[3];
+  double b = d[0] * n[0] + d[1] * n[1] + d[2] * n[2];
+  return -b + sqrt(b * b + r * r - (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
+}
+
+/* move free vertices that are inside a collider out onto its surface along the collider's
+ * normal at ref, their positions at the start of the step: pushing along the normal where a
+ * vertex came from, rather than to the nearest surface point, keeps a sheet that went deep
+ * into a sphere in one step from being spread sideways (and stretched) by the projection */
 void ms_contact_project(const ms_model *m, const double *ref, double *x) {
-  double n[3], nref[3];
+  double n[3];
   for (int i = 0; i < m->nv; i++)
     for (int k = 0; k < ncollider(m) && !m->fixed[i]; k++) {
-      double phi = penetration(m, k, x + 3 * i, n);
-      if (phi <= 0) continue;
-      if (ref) penetration(m, k, ref + 3 * i, nref);
-      for (int t = 0; t < 3; t++) x[3 * i + t] += phi * (ref ? nref[t] : n[t]);
+      penetration(m, k, ref + 3 * i, n);
+      double t = exit_distance(m, k, x + 3 * i, n);
+      for (int c = 0; c < 3; c++) x[3 * i + c] += t * n[c];
     }
 }
 

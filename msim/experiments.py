@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .mesh import cloth_grid
-from .methods import as_int
+from .methods import METHODS, as_int
 from .system import System
 
 # Liu et al. 2013, Fig. 2 (curtain, 6561 vertices, h = 1/30 s): FMS relative error in g after
@@ -57,8 +57,9 @@ def fms_convergence(sim: System, dt: float, iterations: int, runs: Mapping[str, 
                     g_star: float) -> dict[str, np.ndarray]:
     """Relative error in g after i = 0, 1, ... iterations of each run, from sim's state.
 
-    runs: label -> either step options for `System.step` on a copy of sim (iterations default
-    to `iterations`; e.g. {"method": "fms", "acceleration": "anderson"}), or a callable
+    runs: label -> either step options for `System.step` on a copy of sim (the method's
+    iteration cap, `iterations` or `max_iterations`, defaults to `iterations`; e.g.
+    {"method": "fms", "acceleration": "anderson"}), or a callable
     (sim, dt, iterations) -> objective history (k+1,) [J] for a solver outside msim, such as
     the SciPy Newton of benchmarks/ref_fms.py. g_star: g at the exact minimiser [J], e.g. from
     a Newton solve to a tight tolerance. Returns label -> (k+1,) relative errors; sim is not
@@ -70,6 +71,7 @@ def fms_convergence(sim: System, dt: float, iterations: int, runs: Mapping[str, 
         if callable(run):
             history = run(sim.copy(), dt, iterations)
         else:
-            history = sim.copy().step(dt, **{"iterations": iterations, **run}).objectives
+            cap = "iterations" if "iterations" in METHODS[run["method"]] else "max_iterations"
+            history = sim.copy().step(dt, **{cap: iterations, **run}).objectives
         errors[label] = relative_error(history, g_star)
     return errors

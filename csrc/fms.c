@@ -140,7 +140,7 @@ static ms_status factor(fms_ctx *c, int *bad) {
   if (!pattern) {
     ms_chol_free(w->ch);
     w->ch = NULL;
-    ms_status st = ms_chol_springs(&w->ch, &c->unk, 1);
+    ms_status st = ms_chol_springs(&w->ch, &c->unk, 1, 1);
     if (st != MS_OK) return st;
   }
   return refactor(c, bad);

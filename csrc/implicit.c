@@ -136,7 +136,7 @@ static ms_status fill_chol(const ms_model *m, ms_implicit *w) {
   if (!ms_chol_current(w->ch, m)) {
     ms_chol_free(w->ch);
     w->ch = NULL;
-    ms_status st = ms_chol_springs(&w->ch, m, 3);
+    ms_status st = ms_chol_springs(&w->ch, m, 3, 0);
     if (st != MS_OK) return st;
   }
   ms_chol_zero(w->ch);

@@ -8,6 +8,7 @@
 #ifndef MSIM_H
 #define MSIM_H
 
+#include <math.h>
 #include <stdint.h>
 
 /* status codes returned by core calls */
@@ -153,7 +154,6 @@ ms_status ms_data_reserve(ms_data *d, int hcap);
 double ms_spring_energy(const ms_model *m, const double *x);
 double ms_spring_forces(const ms_model *m, const double *x, double *f);
 void ms_add_gravity(const ms_model *m, double *f);
-double ms_spring_dir(const ms_model *m, const double *x, int s, double u[3]);
 void ms_total_forces(const ms_model *m, const double *x, double *f);
 
 /* energies of a state [J] */
@@ -175,6 +175,15 @@ void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y
 double ms_objective(const ms_model *m, const double *x, const double *y, double h);
 double ms_objective_grad(const ms_model *m, const double *x, const double *y, double h,
                          double *grad, double *obj);
+
+/* unit vector u from x_j to x_i of spring s and its length; +x for a zero-length spring */
+static inline double ms_spring_dir(const ms_model *m, const double *x, int s, double u[3]) {
+  const double *a = x + 3 * m->edge[2 * s], *b = x + 3 * m->edge[2 * s + 1];
+  double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+  double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), inv = len > 0 ? 1.0 / len : 0.0;
+  for (int t = 0; t < 3; t++) u[t] = len > 0 ? d[t] * inv : (t == 0);
+  return len;
+}
 
 /* explicit.c: explicit and symplectic Euler */
 ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
@@ -208,7 +217,7 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
  * analyse once per fixed set, then zero / add blocks / factor / solve as often as needed */
 typedef struct ms_chol ms_chol;
 void ms_cholmod_version(int version[3]);
-ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b);
+ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solves);
 void ms_chol_free(ms_chol *ch);
 int ms_chol_current(const ms_chol *ch, const ms_model *m);
 int ms_chol_size(const ms_chol *ch);

@@ -36,15 +36,6 @@ double ms_spring_forces(const ms_model *m, const double *x, double *f) {
   return e;
 }
 
-/* unit vector u from x_j to x_i of spring s and its length; +x for a zero-length spring */
-double ms_spring_dir(const ms_model *m, const double *x, int s, double u[3]) {
-  const double *a = x + 3 * m->edge[2 * s], *b = x + 3 * m->edge[2 * s + 1];
-  double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-  double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-  for (int t = 0; t < 3; t++) u[t] = len > 0 ? d[t] / len : (t == 0);
-  return len;
-}
-
 /* f += m g */
 void ms_add_gravity(const ms_model *m, double *f) {
   for (int i = 0; i < m->nv; i++)

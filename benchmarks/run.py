@@ -1,0 +1,287 @@
+"""msim against the same algorithms in NumPy/SciPy, on cloths of growing size.
+
+    python -m benchmarks.run [--sizes 32 64 100 200] [--methods fms ...] [--quick]
+                             [--json results.json] [--plot time.png] [--scale]
+    python -m msim bench ...            (the same, from a source checkout)
+
+Every row times one method on cloth_grid(n, n) (structural, shear and bending springs, 1 kg
+in all, k = 1000 N/m, pinned at two corners), h = 1/30 s for the implicit methods and, for the
+explicit ones, h = 1/omega_max (half the symplectic limit, omega_max from Gershgorin's bound
+on M^-1 K). msim and the reference run in the same process on the same state:
+
+* explicit_euler, symplectic_euler: benchmarks.ref_explicit (vectorised NumPy);
+* implicit_euler (one Newton iteration) and linearized_implicit (solver="direct"): the same
+  Newton / Baraff-Witkin system assembled with SciPy sparse and solved by spsolve (SuperLU);
+  msim assembles 3x3 blocks and factorises with CHOLMOD;
+* fms (10 iterations): benchmarks.ref_fms.FMSReference, SuperLU factor of M + h^2 L computed
+  once and reused, three-column solves; msim also records g and |grad g| every iteration;
+* xpbd: Gauss-Seidel is sequential, so it has no vectorised NumPy twin: msim only.
+
+Columns: setup = the first step's extra time (CHOLMOD analysis and factorisation); s/step =
+steady seconds per step; s/iter = seconds per iteration where the method iterates; ref s/step
+and ratio = reference seconds per step and reference / msim.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import threading
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+
+import msim
+from msim.methods import resolve
+
+from . import ref_fms, ref_implicit
+from .ref_explicit import ExplicitReference
+
+H = 1 / 30
+OPTIONS = {"implicit_euler": {}, "linearized_implicit": {"solver": "direct"},
+           "fms": {"iterations": 10}, "xpbd": {"iterations": 10}}
+ITERATIONS = {"fms": 10, "xpbd": 10, "implicit_euler": 1}
+
+
+@dataclass
+class Row:
+    """One method on one cloth; seconds, None where not measured."""
+
+    method: str
+    n: int
+    vertices: int
+    springs: int
+    dt: float
+    setup: float
+    step: float
+    iteration: float | None
+    reference: float | None
+
+    @property
+    def ratio(self) -> float | None:
+        return self.reference / self.step if self.reference else None
+
+
+def cloth(n: int) -> msim.System:
+    """The benchmark cloth: n x n vertices, 1 kg, k = 1000 N/m, two corners pinned."""
+    mesh = msim.mesh.cloth_grid(n, n)
+    return msim.System(mesh.vertices, mesh.edges, mass=1.0 / n**2, stiffness=1000.0,
+                       fixed=[0, n - 1])
+
+
+def explicit_dt(sim: msim.System) -> float:
+    """1 / omega_max with omega_max^2 <= max_i 2 sum_(springs at i) k / m_i (Gershgorin)."""
+    load = np.bincount(sim.edges.ravel(), np.repeat(sim.stiffness, 2), sim.n_vertices)
+    return 1.0 / np.sqrt(np.max(2 * load / sim.mass))
+
+
+def best(fn: Callable[[], object], repeats: int) -> float:
+    """Smallest wall time of `repeats` calls of fn() [s]."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def reference_step(sim: msim.System, method: str, dt: float) -> Callable[[], object] | None:
+    """A callable doing one step of `method` in NumPy/SciPy from sim's state, or None."""
+    x, v = sim.positions, sim.velocities
+    model = dict(mass=sim.mass, edges=sim.edges, k=sim.stiffness, rest=sim.rest_lengths,
+                 fixed=sim.fixed)
+    if method in ("explicit_euler", "symplectic_euler"):
+        ref = ExplicitReference(x, v, sim.edges, sim.stiffness, sim.rest_lengths, sim.mass,
+                                sim.fixed, sim.gravity, sim.damping)
+        return lambda: ref.step(dt, method)
+    if method == "implicit_euler":
+        return lambda: ref_implicit.implicit_euler(x, v, dt, gravity=sim.gravity, **model)
+    if method == "linearized_implicit":
+        return lambda: ref_implicit.linearized_implicit(x, v, dt, gravity=sim.gravity, **model)
+    if method == "fms":
+        reference = ref_fms.FMSReference(ref_fms.step_problem(sim, dt))
+        return lambda: reference.solve(OPTIONS["fms"]["iterations"])
+    return None
+
+
+def measure(method: str, n: int, steps: int, with_reference: bool) -> Row:
+    """Time `steps` steps of `method` on the n x n cloth, after one warm-up step."""
+    sim = cloth(n)
+    dt = explicit_dt(sim) if method in ("explicit_euler", "symplectic_euler") else H
+    options = OPTIONS.get(method, {})
+    first = sim.step(dt, method, **options).seconds
+    seconds = [sim.step(dt, method, **options).seconds for _ in range(steps)]
+    step = float(np.min(seconds))
+    iterations = ITERATIONS.get(method)
+    reference = None
+    if with_reference and (fn := reference_step(sim, method, dt)) is not None:
+        reference = best(fn, max(1, min(steps, 3)))
+    return Row(method, n, sim.n_vertices, sim.n_springs, dt, max(first - step, 0.0), step,
+               step / iterations if iterations else None, reference)
+
+
+def fms_floor(n: int, repeats: int = 20) -> tuple[float, float]:
+    """(one FMS iteration as step runs it, bare local step + one n x 3 solve) [s]."""
+    sim = cloth(n)
+    sim.step(H, "fms", iterations=10)
+    core = resolve("fms", {})
+    local = min(sim._fms_kernel(H, "local", repeats, **core) for _ in range(3)) / repeats
+    solve = min(sim._fms_kernel(H, "solve", repeats, **core) for _ in range(3)) / repeats
+    state = sim.get_state()
+
+    def run(k: int) -> float:
+        sim.set_state(state)
+        return sim.step(H, "fms", iterations=k).seconds
+
+    per_iteration = (min(run(51) for _ in range(3)) - min(run(1) for _ in range(3))) / 50
+    return per_iteration, local + solve
+
+
+def threads_speedup(n: int, steps: int) -> float:
+    """Throughput of two threads stepping two Systems over one thread stepping one."""
+    systems = [cloth(n) for _ in range(2)]
+
+    def work(sim: msim.System) -> None:
+        for _ in range(steps):
+            sim.step(H, "fms", iterations=10)
+
+    one = best(lambda: work(systems[0]), 2)
+
+    def both() -> None:
+        workers = [threading.Thread(target=work, args=(s,)) for s in systems]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+
+    return 2 * one / best(both, 2)
+
+
+def targets(rows: list[Row], n: int) -> list[tuple[str, bool, str]]:
+    """Issue #7's targets on the n x n cloth: (name, passed, measured)."""
+    at = {r.method: r for r in rows if r.n == n}
+    out = []
+    iteration, floor = fms_floor(n)
+    out.append(("one FMS iteration <= 1.2 x (n x 3 solve + spring pass)", iteration <= 1.2 * floor,
+                f"{1e3 * iteration:.2f} ms vs {1e3 * floor:.2f} ms = {iteration / floor:.2f}x"))
+    for method, goal, label in [("fms", 10, "FMS, 10 iterations"),
+                                ("implicit_euler", 20, "one Newton iteration"),
+                                ("symplectic_euler", 20, "a symplectic step")]:
+        row = at.get(method)
+        if row is not None and row.ratio is not None:
+            out.append((f"{label} >= {goal}x NumPy/SciPy", row.ratio >= goal,
+                        f"{row.ratio:.1f}x"))
+    speedup = threads_speedup(n, 20)
+    out.append(("two threads on two Systems >= 1.7x one", speedup >= 1.7, f"{speedup:.2f}x"))
+    return out
+
+
+def scale(n: int = 1000, steps: int = 2) -> dict:
+    """FMS on an n x n cloth: time per iteration and peak resident memory."""
+    start = time.perf_counter()
+    sim = cloth(n)
+    build = time.perf_counter() - start
+    first = sim.step(H, "fms", iterations=10).seconds
+    later = [sim.step(H, "fms", iterations=10).seconds for _ in range(steps - 1)]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+    return {"n": n, "vertices": sim.n_vertices, "springs": sim.n_springs, "build_s": build,
+            "first_step_s": first, "step_s": min(later) if later else first,
+            "iteration_s": (min(later) if later else first) / 10, "peak_rss_gib": peak}
+
+
+def growth(rows: list[Row], method: str) -> float | None:
+    """Exponent p of seconds per step ~ vertices^p, fitted over the sizes run."""
+    pts = [(r.vertices, r.step) for r in rows if r.method == method]
+    if len(pts) < 2:
+        return None
+    v, s = np.log(np.array(pts)).T
+    return float(np.polyfit(v, s, 1)[0])
+
+
+def table(rows: list[Row]) -> str:
+    """Markdown table of the rows."""
+    ms = lambda s: "-" if s is None else f"{1e3 * s:.3g}"
+    lines = ["| method | n | springs | dt [s] | setup [ms] | ms/step | ms/iter | ref ms/step | "
+             "ref / msim |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        ratio = "-" if r.ratio is None else f"{r.ratio:.1f}"
+        lines.append(f"| {r.method} | {r.n}^2 | {r.springs} | {r.dt:.3g} | {ms(r.setup)} | "
+                     f"{ms(r.step)} | {ms(r.iteration)} | {ms(r.reference)} | {ratio} |")
+    return "\n".join(lines)
+
+
+def plot(rows: list[Row], path: str) -> None:
+    """Log-log seconds per step against vertex count, one line per method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.8), layout="constrained")
+    for method in dict.fromkeys(r.method for r in rows):
+        pts = sorted((r.vertices, r.step, r.reference) for r in rows if r.method == method)
+        line, = ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"msim {method}")
+        ref = [(p[0], p[2]) for p in pts if p[2]]
+        if ref:
+            ax.loglog(*zip(*ref), "x--", color=line.get_color(), label=f"NumPy/SciPy {method}")
+    ax.set_xlabel("vertices")
+    ax.set_ylabel("seconds per step")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="x-small")
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[32, 64, 100, 200])
+    parser.add_argument("--methods", nargs="+", choices=sorted(msim.METHODS),
+                        default=sorted(msim.METHODS))
+    parser.add_argument("--quick", action="store_true", help="sizes 32 and 64, 2 steps")
+    parser.add_argument("--steps", type=int, default=5, help="timed steps per row")
+    parser.add_argument("--reference-max", type=int, default=100,
+                        help="largest n on which the slow SciPy Newton references run")
+    parser.add_argument("--targets", type=int, default=100, metavar="N",
+                        help="check issue #7's targets on the N x N cloth (0: skip)")
+    parser.add_argument("--json", default=None, help="write the results here")
+    parser.add_argument("--plot", default=None, help="save a log-log plot here")
+    parser.add_argument("--scale", action="store_true", help="also run FMS on 1000 x 1000")
+    args = parser.parse_args(argv)
+    sizes, steps = ([32, 64], 2) if args.quick else (args.sizes, args.steps)
+
+    print(f"msim {msim.__version__}, CHOLMOD {msim.cholmod_version()}, h = 1/30 s "
+          "(explicit: 1/omega_max)\n")
+    rows = []
+    for n in sizes:
+        for method in args.methods:
+            slow_ref = method in ("implicit_euler", "linearized_implicit") and n > args.reference_max
+            rows.append(measure(method, n, steps, with_reference=not slow_ref))
+    print(table(rows))
+    exponents = {m: growth(rows, m) for m in args.methods}
+    print("\ntime per step ~ vertices^p: " +
+          ", ".join(f"{m} p = {p:.2f}" for m, p in exponents.items() if p is not None))
+
+    checks = targets(rows, args.targets) if args.targets and args.targets in sizes else []
+    for name, passed, measured in checks:
+        print(f"{'PASS' if passed else 'FAIL'}  {name}: {measured}")
+    big = scale() if args.scale else None
+    if big:
+        print(f"\n1000 x 1000 FMS: {big['iteration_s'] * 1e3:.0f} ms per iteration, "
+              f"first step {big['first_step_s']:.1f} s, peak RSS {big['peak_rss_gib']:.2f} GiB")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": [asdict(r) | {"ratio": r.ratio} for r in rows],
+                       "growth": exponents, "scale": big,
+                       "targets": [{"name": n, "passed": p, "measured": m}
+                                   for n, p, m in checks]}, f, indent=1)
+    if args.plot:
+        plot(rows, args.plot)
+        print(f"wrote {args.plot}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

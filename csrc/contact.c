@@ -32,6 +32,7 @@ static int ncollider(const ms_model *m) {
 /* sum of kc/2 phi^2 over free vertices and penetrated colliders [J] */
 double ms_contact_energy(const ms_model *m, const double *x) {
   double e = 0, n[3];
+  if (!ncollider(m)) return 0;
   for (int i = 0; i < m->nv; i++)
     for (int k = 0; k < ncollider(m) && !m->fixed[i]; k++) {
       double phi = penetration(m, k, x + 3 * i, n);
@@ -43,6 +44,7 @@ double ms_contact_energy(const ms_model *m, const double *x) {
 /* f += kc phi n on free vertices */
 void ms_contact_forces(const ms_model *m, const double *x, double *f) {
   double n[3];
+  if (!ncollider(m)) return;
   for (int i = 0; i < m->nv; i++)
     for (int k = 0; k < ncollider(m) && !m->fixed[i]; k++) {
       double phi = penetration(m, k, x + 3 * i, n);

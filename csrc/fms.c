@@ -51,6 +51,7 @@ typedef struct {
   int n;        /* unknowns */
   double h;
   const ms_opt *o;
+  int rhs_ready; /* the right-hand sides already hold the local step at d->xn */
 } fms_ctx;
 
 void ms_fms_free(ms_fms_ws *w) {
@@ -159,11 +160,12 @@ static ms_status start(fms_ctx *c, const ms_model *m, ms_data *d, double h, cons
 }
 
 /* local step at x into the right-hand sides: M y + h^2 J d (+ h^2 k_s x_j for fixed ends j,
- * + h^2 w y_i on pinned vertices, where y_i = x_i^0) */
-static void local_step(const fms_ctx *c, const double *x) {
+ * + h^2 w y_i on pinned vertices, where y_i = x_i^0); with force, also adds the spring forces
+ * at x to it and returns the spring energy [J], sharing the pass over the springs */
+static double local_step(const fms_ctx *c, const double *x, double *force) {
   const ms_model *m = c->m;
   const int *dof = c->unk.dof, n = c->n;
-  double h2 = c->h * c->h, pinned = h2 * c->o->pin_weight, *rhs = c->w->rhs;
+  double h2 = c->h * c->h, pinned = h2 * c->o->pin_weight, *rhs = c->w->rhs, energy = 0;
   const double *y = c->d->y;
   for (int v = 0; v < m->nv; v++) {
     int I = dof[v];
@@ -175,19 +177,28 @@ static void local_step(const fms_ctx *c, const double *x) {
     int i = m->edge[2 * s], j = m->edge[2 * s + 1], I = dof[i], J = dof[j];
     double a = h2 * m->k[s], u[3];
     if (a == 0) continue;
-    ms_spring_dir(m, x, s, u);
+    double len = ms_spring_dir(m, x, s, u), stretch = len - m->rest[s];
     for (int t = 0; t < 3; t++) {
       double ds = m->rest[s] * u[t];
       if (I >= 0) rhs[t * n + I] += a * (ds + (J < 0 ? x[3 * j + t] : 0.0));
       if (J >= 0) rhs[t * n + J] += a * (-ds + (I < 0 ? x[3 * i + t] : 0.0));
     }
+    // the spring's energy and force at x, for the history, from the same direction
+    if (!force) continue;
+    energy += 0.5 * m->k[s] * stretch * stretch;
+    for (int t = 0; t < 3 && len > 0; t++) {
+      force[3 * i + t] -= m->k[s] * stretch * u[t];
+      force[3 * j + t] += m->k[s] * stretch * u[t];
+    }
   }
+  return energy;
 }
 
 /* one local-global iteration: out = G(x); out may alias x; eliminated vertices keep out's
  * values (x^0) */
-static ms_status iterate(const fms_ctx *c, const double *x, double *out) {
-  local_step(c, x);
+static ms_status iterate(fms_ctx *c, const double *x, double *out) {
+  if (!c->rhs_ready) local_step(c, x, NULL);
+  c->rhs_ready = 0;
   ms_status st = ms_chol_solve(c->w->ch, c->w->rhs, 3);
   if (st != MS_OK) return st;
   const int *dof = c->unk.dof;
@@ -320,10 +331,14 @@ static ms_status anderson_next(fms_ctx *c, int k) {
   return MS_OK;
 }
 
-/* history entry k: g and |grad g| at the iterate, in one pass; returns the norm */
-static double record(const fms_ctx *c, int k) {
+/* history entry k: g and |grad g| at the iterate d->xn, from the pass over the springs that
+ * also makes the next iteration's local step there; returns the norm */
+static double record(fms_ctx *c, int k) {
   ms_data *d = c->d;
-  return d->hres[k] = ms_objective_grad(c->m, d->xn, d->y, c->h, d->g, d->hobj + k);
+  memset(d->g, 0, sizeof(double) * 3 * c->m->nv);
+  double spring = local_step(c, d->xn, d->g);
+  c->rhs_ready = 1;
+  return d->hres[k] = ms_objective_finish(c->m, d->xn, d->y, c->h, d->g, spring, d->hobj + k);
 }
 
 typedef ms_status (*fms_next)(fms_ctx *, int);
@@ -381,7 +396,7 @@ ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o
   ms_status st = start(&c, m, d, h, o, &info);
   if (st != MS_OK || !c.n || part == MS_FMS_SETUP) return st;
   ms_inertial_target(m, d, h, d->y);
-  for (int r = 0; r < (part == MS_FMS_LOCAL ? reps : 1); r++) local_step(&c, d->x);
+  for (int r = 0; r < (part == MS_FMS_LOCAL ? reps : 1); r++) local_step(&c, d->x, NULL);
   memcpy(c.w->xa, c.w->rhs, sizeof(double) * 3 * c.n);
   for (int r = 0; r < reps && st == MS_OK && part == MS_FMS_SOLVE; r++) {
     memcpy(c.w->rhs, c.w->xa, sizeof(double) * 3 * c.n);

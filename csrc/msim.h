@@ -175,6 +175,8 @@ void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y
 double ms_objective(const ms_model *m, const double *x, const double *y, double h);
 double ms_objective_grad(const ms_model *m, const double *x, const double *y, double h,
                          double *grad, double *obj);
+double ms_objective_finish(const ms_model *m, const double *x, const double *y, double h,
+                           double *grad, double spring, double *obj);
 
 /* unit vector u from x_j to x_i of spring s and its length; +x for a zero-length spring */
 static inline double ms_spring_dir(const ms_model *m, const double *x, int s, double u[3]) {

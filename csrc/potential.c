@@ -35,7 +35,15 @@ double ms_objective(const ms_model *m, const double *x, const double *y, double 
 double ms_objective_grad(const ms_model *m, const double *x, const double *y, double h,
                          double *grad, double *obj) {
   for (int k = 0; k < 3 * m->nv; k++) grad[k] = 0;
-  double e = ms_spring_forces(m, x, grad) + ms_contact_energy(m, x), inertia = 0, norm = 0;
+  double spring = ms_spring_forces(m, x, grad);
+  return ms_objective_finish(m, x, y, h, grad, spring, obj);
+}
+
+/* ms_objective_grad after its pass over the springs: grad holds the spring forces at x and
+ * spring their energy; adds contact and inertia */
+double ms_objective_finish(const ms_model *m, const double *x, const double *y, double h,
+                           double *grad, double spring, double *obj) {
+  double e = spring + ms_contact_energy(m, x), inertia = 0, norm = 0;
   ms_contact_forces(m, x, grad);
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {

@@ -59,6 +59,7 @@ class Row:
     step: float
     iteration: float | None
     reference: float | None
+    split: dict[str, float] | None = None  # CHOLMOD methods: assemble / factor / solve [s]
 
     @property
     def ratio(self) -> float | None:
@@ -113,14 +114,16 @@ def measure(method: str, n: int, steps: int, with_reference: bool) -> Row:
     dt = explicit_dt(sim) if method in ("explicit_euler", "symplectic_euler") else H
     options = OPTIONS.get(method, {})
     first = sim.step(dt, method, **options).seconds
-    seconds = [sim.step(dt, method, **options).seconds for _ in range(steps)]
-    step = float(np.min(seconds))
+    infos = [sim.step(dt, method, **options) for _ in range(steps)]
+    fastest = min(infos, key=lambda info: info.seconds)
+    step = fastest.seconds
     iterations = ITERATIONS.get(method)
     reference = None
     if with_reference and (fn := reference_step(sim, method, dt)) is not None:
         reference = best(fn, max(1, min(steps, 3)))
     return Row(method, n, sim.n_vertices, sim.n_springs, dt, max(first - step, 0.0), step,
-               step / iterations if iterations else None, reference)
+               step / iterations if iterations else None, reference,
+               dict(fastest.timings) if any(fastest.timings.values()) else None)
 
 
 def fms_floor(n: int, repeats: int = 20) -> tuple[float, float]:
@@ -213,6 +216,18 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def split_table(rows: list[Row]) -> str:
+    """Markdown table of the assembly / factorisation / solve split of the CHOLMOD steps."""
+    lines = ["| method | n | assemble [ms] | factor [ms] | solve [ms] | other [ms] |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r.split:
+            parts = [r.split[k] for k in ("assemble", "factor", "solve")]
+            cells = " | ".join(f"{1e3 * p:.3g}" for p in parts + [r.step - sum(parts)])
+            lines.append(f"| {r.method} | {r.n}^2 | {cells} |")
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def plot(rows: list[Row], path: str) -> None:
     """Log-log seconds per step against vertex count, one line per method."""
     import matplotlib
@@ -230,7 +245,7 @@ def plot(rows: list[Row], path: str) -> None:
     ax.set_xlabel("vertices")
     ax.set_ylabel("seconds per step")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="x-small")
+    ax.legend(fontsize="x-small", loc="upper left")
     fig.savefig(path, dpi=120)
 
 
@@ -260,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
             slow_ref = method in ("implicit_euler", "linearized_implicit") and n > args.reference_max
             rows.append(measure(method, n, steps, with_reference=not slow_ref))
     print(table(rows))
+    if split := split_table(rows):
+        print("\nwhere the time of a step goes (the symbolic analysis happens once, in setup):\n")
+        print(split)
     exponents = {m: growth(rows, m) for m in args.methods}
     print("\ntime per step ~ vertices^p: " +
           ", ".join(f"{m} p = {p:.2f}" for m, p in exponents.items() if p is not None))

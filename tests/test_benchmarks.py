@@ -1,0 +1,31 @@
+"""The benchmark harness runs and reports what it promises (no timing is asserted)."""
+
+import json
+
+from benchmarks import run
+
+
+def test_harness_writes_rows_for_every_method(tmp_path, capsys):
+    path = tmp_path / "bench.json"
+    assert run.main(["--sizes", "8", "--steps", "1", "--targets", "0", "--json", str(path)]) == 0
+    out = json.loads(path.read_text())
+    methods = {r["method"] for r in out["rows"]}
+    assert methods == set(run.msim.METHODS)
+    for r in out["rows"]:
+        assert r["vertices"] == 64 and r["step"] > 0
+        # every method but XPBD has a NumPy/SciPy twin timed beside it
+        assert (r["reference"] is None) == (r["method"] == "xpbd")
+    split = {r["method"] for r in out["rows"] if r["split"]}
+    assert split == {"implicit_euler", "linearized_implicit"}
+    assert "| method |" in capsys.readouterr().out
+
+
+def test_the_explicit_benchmark_step_keeps_symplectic_euler_stable():
+    # h = 1/omega_bound <= 1/omega_max is half the stability limit 2/omega_max: the run stays
+    # bounded, while four times that step (past the limit) diverges
+    sim = run.cloth(8)
+    h = run.explicit_dt(sim)
+    traj = sim.copy().simulate(3000, h, "symplectic_euler", record_every=100)
+    assert traj.diverged is None and abs(traj.energies["total"]).max() < 1.0
+    fast = sim.copy().simulate(3000, 4 * h, "symplectic_euler", on_divergence="stop")
+    assert fast.diverged is not None

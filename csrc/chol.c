@@ -14,6 +14,9 @@
 
 #include "msim.h"
 
+/* largest factor made simplicial for many solves */
+#define MS_SIMPLICIAL_MAX 100000
+
 struct ms_chol {
   cholmod_common c;
   cholmod_sparse *A; /* upper triangle, sorted columns */
@@ -141,10 +144,12 @@ ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solv
   cholmod_start(&ch->c);
   ch->c.print = 0;
   ch->c.final_ll = 1;
-  // a factor reused for many solves (FMS) is simplicial: its solves avoid the supernodal
-  // BLAS calls on small blocks (100x100 cloth, n x 3 solve 1.85 -> 1.24 ms) at the price of
-  // a slower factorisation (30 -> 51 ms); refactored every iteration (Newton), CHOLMOD picks
-  ch->c.supernodal = many_solves ? CHOLMOD_SIMPLICIAL : CHOLMOD_AUTO;
+  // a factor reused for many solves (FMS) is simplicial up to MS_SIMPLICIAL_MAX unknowns: its
+  // solves avoid the supernodal BLAS calls on small blocks (100x100 cloth, n x 3 solve 1.85 ->
+  // 1.24 ms) at the price of a slower factorisation (30 -> 51 ms), which beyond that size
+  // dominates (10^6 unknowns: 89 s); refactored every iteration (Newton), CHOLMOD picks
+  int simplicial = many_solves && b * m->nfree <= MS_SIMPLICIAL_MAX;
+  ch->c.supernodal = simplicial ? CHOLMOD_SIMPLICIAL : CHOLMOD_AUTO;
   ch->b = b;
   ch->nb = m->nfree;
   ch->rev_fixed = m->rev_fixed;

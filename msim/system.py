@@ -25,7 +25,9 @@ class StepInfo:
     residuals are |grad g| [N], objectives g [J]; converged is True only when a positive tol
     was met (with tol=0 nothing was tested, so it is False). linearized_implicit: entry 0 is
     dv = 0, then one per solver iteration (one for 'direct'); residuals are |b - A dv| / |b|,
-    objectives the quadratic model dv.A dv / 2 - b.dv [J] that CG minimises.
+    objectives the quadratic model dv.A dv / 2 - b.dv [J] that CG minimises. fms: entry 0 at
+    y, then one per iteration, |grad g| [N] and g [J] (g never increases without colliders).
+    xpbd: the last substep's |C + alpha~ lambda| [m] and its g [J], entry 0 at the prediction.
     """
 
     method: str

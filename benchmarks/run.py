@@ -37,7 +37,7 @@ import numpy as np
 import msim
 from msim.methods import resolve
 
-from . import ref_fms, ref_implicit
+from . import peers, ref_fms, ref_implicit
 from .ref_explicit import ExplicitReference
 
 H = 1 / 30
@@ -60,6 +60,7 @@ class Row:
     iteration: float | None
     reference: float | None
     split: dict[str, float] | None = None  # CHOLMOD methods: assemble / factor / solve [s]
+    taichi: float | None = None  # the same step in Taichi (CPU), where installed [s]
 
     @property
     def ratio(self) -> float | None:
@@ -121,9 +122,14 @@ def measure(method: str, n: int, steps: int, with_reference: bool) -> Row:
     reference = None
     if with_reference and (fn := reference_step(sim, method, dt)) is not None:
         reference = best(fn, max(1, min(steps, 3)))
+    taichi = None
+    if with_reference and method == "symplectic_euler":
+        peer = peers.taichi_symplectic(sim, dt)
+        taichi = best(peer, max(3, steps)) if peer else None
+        peers.release()
     return Row(method, n, sim.n_vertices, sim.n_springs, dt, max(first - step, 0.0), step,
                step / iterations if iterations else None, reference,
-               dict(fastest.timings) if any(fastest.timings.values()) else None)
+               dict(fastest.timings) if any(fastest.timings.values()) else None, taichi)
 
 
 def fms_floor(n: int, repeats: int = 20) -> tuple[float, float]:
@@ -213,6 +219,11 @@ def table(rows: list[Row]) -> str:
         ratio = "-" if r.ratio is None else f"{r.ratio:.1f}"
         lines.append(f"| {r.method} | {r.n}^2 | {r.springs} | {r.dt:.3g} | {ms(r.setup)} | "
                      f"{ms(r.step)} | {ms(r.iteration)} | {ms(r.reference)} | {ratio} |")
+    peers_run = [r for r in rows if r.taichi]
+    if peers_run:
+        lines += ["", "| peer | n | ms/step | peer / msim |", "|---|---:|---:|---:|"]
+        lines += [f"| Taichi CPU symplectic_euler | {r.n}^2 | {ms(r.taichi)} | "
+                  f"{r.taichi / r.step:.1f} |" for r in peers_run]
     return "\n".join(lines)
 
 

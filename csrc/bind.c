@@ -527,6 +527,41 @@ static double now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+/* a core call run without the GIL: its arguments, and what it reports */
+typedef struct {
+  int method; /* ms_method for steps, ms_fms_part for kernels */
+  double h;
+  ms_opt opt;
+  int reps;
+  ms_info info;
+  double seconds; /* wall time of the call */
+} core_call;
+
+static ms_status step_call(SystemObject *self, core_call *c) {
+  ms_status st = ms_data_reserve(&self->d, c->opt.iterations + 1);
+  return st != MS_OK ? st
+                     : ms_step(&self->m, &self->d, (ms_method)c->method, c->h, &c->opt, &c->info);
+}
+
+static ms_status kernel_call(SystemObject *self, core_call *c) {
+  return ms_fms_kernel(&self->m, &self->d, c->h, &c->opt, (ms_fms_part)c->method, c->reps);
+}
+
+/* run fn without the GIL and under the System's lock (one thread per System at a time), timing
+ * it into c->seconds */
+static ms_status run_unlocked(SystemObject *self, ms_status (*fn)(SystemObject *, core_call *),
+                              core_call *c) {
+  ms_status st;
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  double t0 = now();
+  st = fn(self, c);
+  c->seconds = now() - t0;
+  PyThread_release_lock(self->lock);
+  Py_END_ALLOW_THREADS
+  return st;
+}
+
 /* step options the core understands: keyword, type ('i' int, 'd' double), field, minimum */
 typedef struct {
   const char *name;
@@ -601,17 +636,9 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
   }
 
   // step without the GIL, one thread per System at a time
-  ms_info info;
-  ms_status st;
-  double t0, t1;
-  Py_BEGIN_ALLOW_THREADS
-  PyThread_acquire_lock(self->lock, WAIT_LOCK);
-  t0 = now();
-  st = ms_data_reserve(&self->d, opt.iterations + 1);
-  if (st == MS_OK) st = ms_step(&self->m, &self->d, (ms_method)method, h, &opt, &info);
-  t1 = now();
-  PyThread_release_lock(self->lock);
-  Py_END_ALLOW_THREADS
+  core_call call = {.method = method, .h = h, .opt = opt};
+  ms_status st = run_unlocked(self, step_call, &call);
+  ms_info info = call.info;
   if (st != MS_OK) return raise_status(self, st, &info, name, h);
 
   PyObject *res = array_copy(self->d.hres, info.nhist, 0);
@@ -622,7 +649,7 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
     return NULL;
   }
   return Py_BuildValue("(iONNd{sdsdsd})", info.iters, info.converged ? Py_True : Py_False, res, obj,
-                       t1 - t0, "assemble", info.timing[0], "factor", info.timing[1], "solve",
+                       call.seconds, "assemble", info.timing[0], "factor", info.timing[1], "solve",
                        info.timing[2]);
 }
 
@@ -678,20 +705,13 @@ static PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject 
                  name, reps);
     return NULL;
   }
-  ms_status st;
-  double t0, t1;
-  Py_BEGIN_ALLOW_THREADS
-  PyThread_acquire_lock(self->lock, WAIT_LOCK);
-  t0 = now();
-  st = ms_fms_kernel(&self->m, &self->d, h, &opt, (ms_fms_part)part, reps);
-  t1 = now();
-  PyThread_release_lock(self->lock);
-  Py_END_ALLOW_THREADS
+  core_call call = {.method = part, .h = h, .opt = opt, .reps = reps};
+  ms_status st = run_unlocked(self, kernel_call, &call);
   if (st != MS_OK) {
     ms_info info = {.bad = -1};
     return raise_status(self, st, &info, "fms", h);
   }
-  return PyFloat_FromDouble(t1 - t0);
+  return PyFloat_FromDouble(call.seconds);
 }
 
 /* energy() -> {"kinetic", "spring", "gravity", "total"} in joules */

@@ -109,7 +109,7 @@ def reference_step(sim: msim.System, method: str, dt: float) -> Callable[[], obj
     return None
 
 
-def measure(method: str, n: int, steps: int, with_reference: bool) -> Row:
+def measure(method: str, n: int, steps: int, with_reference: bool, with_peers: bool) -> Row:
     """Time `steps` steps of `method` on the n x n cloth, after one warm-up step."""
     sim = cloth(n)
     dt = explicit_dt(sim) if method in ("explicit_euler", "symplectic_euler") else H
@@ -123,8 +123,10 @@ def measure(method: str, n: int, steps: int, with_reference: bool) -> Row:
     if with_reference and (fn := reference_step(sim, method, dt)) is not None:
         reference = best(fn, max(1, min(steps, 3)))
     taichi = None
-    if with_reference and method == "symplectic_euler":
+    if with_peers and method == "symplectic_euler":
         peer = peers.taichi_symplectic(sim, dt)
+        if peer:
+            peer()  # compile
         taichi = best(peer, max(3, steps)) if peer else None
         peers.release()
     return Row(method, n, sim.n_vertices, sim.n_springs, dt, max(first - step, 0.0), step,
@@ -275,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="write the results here")
     parser.add_argument("--plot", default=None, help="save a log-log plot here")
     parser.add_argument("--scale", action="store_true", help="also run FMS on 1000 x 1000")
+    parser.add_argument("--no-peers", action="store_true", help="skip Taichi even if installed")
     args = parser.parse_args(argv)
     sizes, steps = ([32, 64], 2) if args.quick else (args.sizes, args.steps)
 
@@ -284,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     for n in sizes:
         for method in args.methods:
             slow_ref = method in ("implicit_euler", "linearized_implicit") and n > args.reference_max
-            rows.append(measure(method, n, steps, with_reference=not slow_ref))
+            rows.append(measure(method, n, steps, with_reference=not slow_ref,
+                                with_peers=not args.no_peers))
     print(table(rows))
     if split := split_table(rows):
         print("\nwhere the time of a step goes (the symbolic analysis happens once, in setup):\n")

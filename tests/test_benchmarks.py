@@ -7,7 +7,8 @@ from benchmarks import run
 
 def test_harness_writes_rows_for_every_method(tmp_path, capsys):
     path = tmp_path / "bench.json"
-    assert run.main(["--sizes", "8", "--steps", "1", "--targets", "0", "--json", str(path)]) == 0
+    args = ["--sizes", "8", "--steps", "1", "--targets", "0", "--no-peers", "--json", str(path)]
+    assert run.main(args) == 0
     out = json.loads(path.read_text())
     methods = {r["method"] for r in out["rows"]}
     assert methods == set(run.msim.METHODS)
@@ -29,3 +30,25 @@ def test_the_explicit_benchmark_step_keeps_symplectic_euler_stable():
     assert traj.diverged is None and abs(traj.energies["total"]).max() < 1.0
     fast = sim.copy().simulate(3000, 4 * h, "symplectic_euler", on_divergence="stop")
     assert fast.diverged is not None
+
+
+def test_the_taichi_peer_computes_what_msim_computes():
+    import os
+
+    import numpy as np
+    import pytest
+
+    if "MSIM_SANITIZERS" in os.environ:
+        pytest.skip("Taichi's LLVM does not load under AddressSanitizer")
+    pytest.importorskip("taichi")
+    from benchmarks import peers
+
+    sim = run.cloth(8)
+    h = run.explicit_dt(sim)
+    step = peers.taichi_symplectic(sim, h)
+    for _ in range(50):
+        step()
+        sim.step(h, "symplectic_euler")
+    positions = step.positions()
+    peers.release()
+    np.testing.assert_allclose(positions, sim.positions, atol=1e-12)

@@ -23,6 +23,15 @@ def max_strain(sim: System) -> float:
     return float(np.max(np.abs(length[ok] - r[ok]) / r[ok], initial=0.0))
 
 
+def _per_method(name: str, value: Any, method: str) -> Any:
+    """value[method] when value is a mapping (one entry per method), else value itself."""
+    if not isinstance(value, Mapping):
+        return value
+    if method not in value:
+        raise ValueError(f"{name}: expected an entry for {method!r}, got keys {sorted(value)}")
+    return value[method]
+
+
 def run_one(sim: System, method: str, dt: float, steps: int,
             **options: Any) -> tuple[dict[str, Any], Trajectory]:
     """Step `sim` `steps` times; return a summary row and the trajectory (~100 frames).
@@ -52,18 +61,18 @@ def run_one(sim: System, method: str, dt: float, steps: int,
     }, traj
 
 
-def compare(sim: System, runs: Iterable[str | tuple[str, Mapping[str, Any]]], *, steps: int,
-            dt: float | Mapping[str, float], progress: bool = False,
-            return_trajectories: bool = False):
+def compare(sim: System, runs: Iterable[str | tuple[str, Mapping[str, Any]]], *,
+            steps: int | Mapping[str, int], dt: float | Mapping[str, float],
+            progress: bool = False, return_trajectories: bool = False):
     """Run each of `runs` from a copy of `sim`'s current state and tabulate the results.
 
-    runs: method names or (method, options) pairs. dt: one step [s] for all, or per method.
+    runs: method names or (method, options) pairs. dt: one step [s] for all, or per method;
+    steps: one count for all, or per method (e.g. round(1 / dt) to run each for 1 s).
     Returns a DataFrame (pandas installed) or a list of dicts; either prints as Markdown.
     Columns: method, options, dt, steps, s_per_step, iterations, energy_drift [J],
     relative_drift, max_strain, diverged (step index or None). With return_trajectories,
     returns (table, list of Trajectory) for plotting.
     """
-    steps = as_int("steps", steps, 1)
     rows, trajectories = [], []
     plan = [(r, {}) if isinstance(r, str) else (r[0], dict(r[1])) for r in runs]
     bar = None
@@ -72,8 +81,8 @@ def compare(sim: System, runs: Iterable[str | tuple[str, Mapping[str, Any]]], *,
 
         bar = tqdm(total=len(plan), desc="compare", unit="run")
     for method, options in plan:
-        step = dt[method] if isinstance(dt, Mapping) else dt
-        row, traj = run_one(sim.copy(), method, step, steps, **options)
+        count = as_int("steps", _per_method("steps", steps, method), 1)
+        row, traj = run_one(sim.copy(), method, _per_method("dt", dt, method), count, **options)
         rows.append(row)
         trajectories.append(traj)
         if bar is not None:
@@ -84,15 +93,17 @@ def compare(sim: System, runs: Iterable[str | tuple[str, Mapping[str, Any]]], *,
 
 
 def stability(make: Callable[[], System], methods: Sequence[str], dts: Sequence[float], *,
-              duration: float, drift_tol: float = 0.1,
+              duration: float | Mapping[str, float], drift_tol: float = 0.1,
               options: Mapping[str, dict] | None = None):
     """Stability map rows: each method at each dt for `duration` seconds from `make()`.
 
-    status is "diverged", "drift" (|relative energy drift| > drift_tol) or "stable".
+    duration [s]: one for all, or per method (cheap methods can run long enough for a slow
+    blow-up to show). status is "diverged", "drift" (|relative energy drift| > drift_tol) or
+    "stable".
     """
     rows = []
     for method, dt in itertools.product(methods, dts):
-        steps = max(1, int(round(duration / dt)))
+        steps = max(1, int(round(_per_method("duration", duration, method) / dt)))
         row, _ = run_one(make(), method, dt, steps, **(options or {}).get(method, {}))
         row["status"] = ("diverged" if row["diverged"] is not None
                          else "drift" if abs(row["relative_drift"]) > drift_tol else "stable")

@@ -43,10 +43,13 @@ def energy(runs: Trajectory | Iterable[Trajectory], *, terms: Iterable[str] = ("
 
 def frame(positions: np.ndarray, faces: np.ndarray | None = None,
           edges: np.ndarray | None = None, *, strain: np.ndarray | None = None,
-          fixed: Iterable[int] = (), up: int = 1, title: str | None = None, ax=None):
+          strain_limit: float | None = None, fixed: Iterable[int] = (), up: int = 1,
+          title: str | None = None, ax=None):
     """Render one frame: shaded triangles `faces` (f,3) and/or springs `edges` (m,2).
 
-    positions (n,3) [m]; strain (m,) colours the springs (e.g. (l - r)/r) with a colour bar;
+    positions (n,3) [m]; strain (m,) colours the springs (e.g. (l - r)/r) with a colour bar
+    from -strain_limit to +strain_limit (default: the largest |strain|; give one limit to
+    several frames so that their colours compare);
     `up` names the vertical axis (1 for y-up); fixed vertices are marked in red.
     """
     from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
@@ -64,7 +67,8 @@ def frame(positions: np.ndarray, faces: np.ndarray | None = None,
     if edges is not None and strain is not None:
         lines = Line3DCollection(p[edges], cmap="coolwarm", linewidths=1.0)
         lines.set_array(np.asarray(strain, dtype=float))
-        limit = max(float(np.max(np.abs(strain), initial=0.0)), 1e-12)
+        limit = (strain_limit if strain_limit is not None
+                 else max(float(np.max(np.abs(strain), initial=0.0)), 1e-12))
         lines.set_clim(-limit, limit)
         ax.add_collection3d(lines)
         fig.colorbar(lines, ax=ax, shrink=0.6, label="strain")
@@ -107,7 +111,11 @@ STATUS_COLOURS = {"stable": "#4caf50", "drift": "#ffb300", "diverged": "#e53935"
 
 
 def stability_map(rows, *, ax=None):
-    """A method x dt grid coloured stable / drift / diverged, from `msim.stability` rows."""
+    """A method x dt grid coloured stable / drift / diverged, from `msim.stability` rows.
+
+    Methods run top to bottom in the order of the rows; a cell shows the relative energy
+    drift or the step at which the run diverged.
+    """
     rows = rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
     methods = list(dict.fromkeys(r["method"] for r in rows))
     dts = sorted({r["dt"] for r in rows})
@@ -119,7 +127,7 @@ def stability_map(rows, *, ax=None):
                 else f"{r['relative_drift']:+.1e}")
         ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize="x-small")
     ax.set_xlim(0, len(dts))
-    ax.set_ylim(0, len(methods))
+    ax.set_ylim(len(methods), 0)
     ax.set_xticks(np.arange(len(dts)) + 0.5, [f"{dt:.3g}" for dt in dts])
     ax.set_yticks(np.arange(len(methods)) + 0.5, methods)
     ax.set_xlabel("dt [s]")

@@ -33,6 +33,19 @@ def test_compare_runs_each_method_from_the_same_state():
     assert "| method |" in str(table)
 
 
+def test_steps_and_duration_may_differ_per_method():
+    table = msim.compare(_cloth(), ["symplectic_euler", "fms"], steps={"symplectic_euler": 40,
+                         "fms": 2}, dt={"symplectic_euler": 5e-3, "fms": 0.1})
+    rows = table.to_dict("records") if hasattr(table, "to_dict") else list(table)
+    assert [r["steps"] for r in rows] == [40, 2]
+    rows = msim.stability(_cloth, ["xpbd", "fms"], [0.01, 0.05],
+                          duration={"xpbd": 0.5, "fms": 0.1})
+    rows = rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
+    assert [r["steps"] for r in rows] == [50, 10, 10, 2]
+    with pytest.raises(ValueError, match="steps: expected an entry for 'fms'"):
+        msim.compare(_cloth(), ["fms"], steps={"xpbd": 1}, dt=0.1)
+
+
 def test_stability_flags_divergence():
     table = msim.stability(_cloth, ["explicit_euler", "symplectic_euler"], [1e-3, 0.05],
                            duration=2.0)

@@ -48,6 +48,10 @@ def test_frame_draws_faces_springs_strain_and_fixed(run):
     assert len(fig.axes) == 2  # the colour bar
     lines = next(c for c in ax.collections if type(c).__name__ == "Line3DCollection")
     np.testing.assert_allclose(lines.get_array(), strain)
+    assert lines.get_clim() == (-np.abs(strain).max(), np.abs(strain).max())
+    # a given limit fixes the colour scale, so that two frames compare
+    fig = plot.frame(x, None, mesh.edges, strain=strain, strain_limit=0.5)
+    assert fig.axes[0].collections[0].get_clim() == (-0.5, 0.5)
 
 
 def test_convergence_is_log_scale():
@@ -65,6 +69,8 @@ def test_stability_map_colours_each_cell():
     colours = [matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches]
     assert colours == [plot.STATUS_COLOURS[r["status"]] for r in rows]
     assert "step 3" in [t.get_text() for t in ax.texts]
+    # the first method is the top row
+    assert ax.yaxis_inverted() and [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
 
 
 def test_animation_writes_an_animated_gif(run, tmp_path):

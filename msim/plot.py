@@ -23,14 +23,19 @@ def energy(runs: Trajectory | Iterable[Trajectory], *, terms: Iterable[str] = ("
            relative: bool = False, ax=None):
     """Energy [J] against time [s] for one or several trajectories, one line per run and term.
 
-    terms: any of kinetic, spring, gravity, total. relative=True plots E(t) - E(0).
+    terms: any of kinetic, spring, gravity, total. relative=True plots E(t) - E(0). Each line
+    is labelled with the run's method, step and the options it was given.
     """
     runs = [runs] if isinstance(runs, Trajectory) else list(runs)
     fig, ax = _axes(ax)
     for run in runs:
         for term in terms:
             e = run.energies[term]
-            label = f"{run.method} h={run.dt:g}" + (f" {term}" if len(tuple(terms)) > 1 else "")
+            label = f"{run.method} h={run.dt:.3g}"
+            if run.options:
+                label += " (" + ", ".join(f"{k}={v}" for k, v in run.options.items()) + ")"
+            if len(tuple(terms)) > 1:
+                label += f" {term}"
             if run.diverged is not None:
                 label += f" (diverged at step {run.diverged})"
             ax.plot(run.times, e - e[0] if relative else e, label=label)

@@ -26,6 +26,9 @@ def test_energy_overlays_runs_and_terms(run):
     lines = fig.axes[0].get_lines()
     assert isinstance(fig, Figure) and len(lines) == 4
     np.testing.assert_array_equal(lines[1].get_ydata(), traj.energies["total"])
+    assert lines[0].get_label() == "symplectic_euler h=0.001 kinetic"
+    fms = sim.simulate(2, 0.1, "fms", iterations=3)
+    assert plot.energy(fms).axes[0].get_lines()[0].get_label() == "fms h=0.1 (iterations=3)"
 
 
 def test_energy_draws_into_a_given_axes(run):

@@ -76,7 +76,7 @@ def frame(positions: np.ndarray, faces: np.ndarray | None = None,
                  else max(float(np.max(np.abs(strain), initial=0.0)), 1e-12))
         lines.set_clim(-limit, limit)
         ax.add_collection3d(lines)
-        fig.colorbar(lines, ax=ax, shrink=0.6, label="strain")
+        fig.colorbar(lines, ax=ax, shrink=0.6, pad=0.12, label="strain (l - r) / r")
     elif edges is not None:
         ax.add_collection3d(Line3DCollection(p[edges], colors="tab:blue", linewidths=0.6))
     fixed = list(fixed)

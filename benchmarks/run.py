@@ -11,10 +11,11 @@ on M^-1 K). msim and the reference run in the same process on the same state:
 
 * explicit_euler, symplectic_euler: benchmarks.ref_explicit (vectorised NumPy);
 * implicit_euler (one Newton iteration) and linearized_implicit (solver="direct"): the same
-  Newton / Baraff-Witkin system assembled with SciPy sparse and solved by spsolve (SuperLU);
-  msim assembles 3x3 blocks and factorises with CHOLMOD;
-* fms (10 iterations): benchmarks.ref_fms.FMSReference, SuperLU factor of M + h^2 L computed
-  once and reused, three-column solves; msim also records g and |grad g| every iteration;
+  Newton / Baraff-Witkin system assembled with SciPy sparse and solved by SuperLU set up as a
+  Cholesky (symmetric ordering, diagonal pivots: ref_implicit.spd_lu); msim assembles 3x3
+  blocks and factorises with CHOLMOD (supernodal LL^T, AMD);
+* fms (10 iterations): benchmarks.ref_fms.FMSReference, spd_lu factor of M + h^2 L computed
+  once and reused, three-column solves, g every iteration; msim also records g and |grad g|;
 * xpbd: Gauss-Seidel is sequential, so it has no vectorised NumPy twin: msim only.
 
 Columns: setup = the first step's extra time (CHOLMOD analysis and factorisation); ms/step =

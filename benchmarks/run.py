@@ -31,6 +31,7 @@ import json
 import resource
 import threading
 import time
+from pathlib import Path
 from dataclasses import asdict, dataclass
 from typing import Callable
 
@@ -294,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="largest n on which the slow SciPy Newton references run")
     parser.add_argument("--targets", type=int, default=100, metavar="N",
                         help="check issue #7's targets on the N x N cloth (0: skip)")
-    parser.add_argument("--json", default="benchmarks/results.json",
+    parser.add_argument("--json", default=str(Path(__file__).with_name("results.json")),
                         help="write the results here ('' : nowhere)")
     parser.add_argument("--plot", default=None, help="save a log-log plot here")
     parser.add_argument("--scale", action="store_true", help="also run FMS on 1000 x 1000")

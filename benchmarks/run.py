@@ -11,15 +11,17 @@ on M^-1 K). msim and the reference run in the same process on the same state:
 
 * explicit_euler, symplectic_euler: benchmarks.ref_explicit (vectorised NumPy);
 * implicit_euler (one Newton iteration) and linearized_implicit (solver="direct"): the same
-  Newton / Baraff-Witkin system assembled with SciPy sparse and solved by spsolve (SuperLU);
-  msim assembles 3x3 blocks and factorises with CHOLMOD;
-* fms (10 iterations): benchmarks.ref_fms.FMSReference, SuperLU factor of M + h^2 L computed
-  once and reused, three-column solves; msim also records g and |grad g| every iteration;
+  Newton / Baraff-Witkin system assembled with SciPy sparse and solved by SuperLU set up as a
+  Cholesky (symmetric ordering, diagonal pivots: ref_implicit.spd_lu); msim assembles 3x3
+  blocks and factorises with CHOLMOD (supernodal LL^T, AMD);
+* fms (10 iterations): benchmarks.ref_fms.FMSReference, spd_lu factor of M + h^2 L computed
+  once and reused, three-column solves, g every iteration; msim also records g and |grad g|;
 * xpbd: Gauss-Seidel is sequential, so it has no vectorised NumPy twin: msim only.
 
-Columns: setup = the first step's extra time (CHOLMOD analysis and factorisation); s/step =
-steady seconds per step; s/iter = seconds per iteration where the method iterates; ref s/step
-and ratio = reference seconds per step and reference / msim.
+Columns: setup = the first step's extra time (CHOLMOD analysis and factorisation); ms/step =
+fastest of the timed steps; ms/iter = per iteration where the method iterates; ref ms/step and
+ref / msim = the reference and the ratio; max dx = the largest difference between msim's and
+the reference's positions after one step from the same state (the correctness oracle).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import json
 import resource
 import threading
 import time
+from pathlib import Path
 from dataclasses import asdict, dataclass
 from typing import Callable
 
@@ -60,6 +63,7 @@ class Row:
     iteration: float | None
     reference: float | None
     split: dict[str, float] | None = None  # CHOLMOD methods: assemble / factor / solve [s]
+    agreement: float | None = None  # max |x_msim - x_ref| after one step from one state [m]
     taichi: float | None = None  # the same step in Taichi (CPU), where installed [s]
 
     @property
@@ -82,23 +86,35 @@ def explicit_dt(sim: msim.System) -> float:
 
 def best(fn: Callable[[], object], repeats: int) -> float:
     """Smallest wall time of `repeats` calls of fn() [s]."""
-    times = []
+    return timed(fn, repeats)[0]
+
+
+def timed(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
+    """(smallest wall time of `repeats` calls of fn() [s], what the first call returned)."""
+    times, results = [], []
     for _ in range(repeats):
         start = time.perf_counter()
-        fn()
+        results.append(fn())
         times.append(time.perf_counter() - start)
-    return min(times)
+    return min(times), results[0]
 
 
-def reference_step(sim: msim.System, method: str, dt: float) -> Callable[[], object] | None:
-    """A callable doing one step of `method` in NumPy/SciPy from sim's state, or None."""
+def reference_step(sim: msim.System, method: str, dt: float) -> Callable[[], tuple] | None:
+    """A callable doing one step of `method` in NumPy/SciPy from sim's state and returning a
+    tuple whose first item is the new positions (n,3) [m], or None. The explicit methods' twin
+    keeps its own state: its first call starts from sim's, later calls step on."""
     x, v = sim.positions, sim.velocities
     model = dict(mass=sim.mass, edges=sim.edges, k=sim.stiffness, rest=sim.rest_lengths,
                  fixed=sim.fixed)
     if method in ("explicit_euler", "symplectic_euler"):
         ref = ExplicitReference(x, v, sim.edges, sim.stiffness, sim.rest_lengths, sim.mass,
                                 sim.fixed, sim.gravity, sim.damping)
-        return lambda: ref.step(dt, method)
+
+        def explicit() -> tuple[np.ndarray, np.ndarray]:
+            ref.step(dt, method)
+            return ref.x, ref.v
+
+        return explicit
     if method == "implicit_euler":
         return lambda: ref_implicit.implicit_euler(x, v, dt, gravity=sim.gravity, **model)
     if method == "linearized_implicit":
@@ -119,9 +135,12 @@ def measure(method: str, n: int, steps: int, with_reference: bool, with_peers: b
     fastest = min(infos, key=lambda info: info.seconds)
     step = fastest.seconds
     iterations = ITERATIONS.get(method)
-    reference = None
+    reference = agreement = None
     if with_reference and (fn := reference_step(sim, method, dt)) is not None:
-        reference = best(fn, max(1, min(steps, 3)))
+        twin = sim.copy()
+        twin.step(dt, method, **options)
+        reference, result = timed(fn, max(1, min(steps, 3)))
+        agreement = float(np.abs(result[0] - twin.positions).max())
     taichi = None
     if with_peers and method == "symplectic_euler":
         peer = peers.taichi_symplectic(sim, dt)
@@ -131,7 +150,8 @@ def measure(method: str, n: int, steps: int, with_reference: bool, with_peers: b
         peers.release()
     return Row(method, n, sim.n_vertices, sim.n_springs, dt, max(first - step, 0.0), step,
                step / iterations if iterations else None, reference,
-               dict(fastest.timings) if any(fastest.timings.values()) else None, taichi)
+               dict(fastest.timings) if any(fastest.timings.values()) else None, agreement,
+               taichi)
 
 
 def fms_floor(n: int, repeats: int = 20) -> tuple[float, float]:
@@ -216,11 +236,12 @@ def table(rows: list[Row]) -> str:
     """Markdown table of the rows."""
     ms = lambda s: "-" if s is None else f"{1e3 * s:.3g}"
     lines = ["| method | n | springs | dt [s] | setup [ms] | ms/step | ms/iter | ref ms/step | "
-             "ref / msim |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "ref / msim | max dx [m] |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         ratio = "-" if r.ratio is None else f"{r.ratio:.1f}"
+        dx = "-" if r.agreement is None else f"{r.agreement:.1g}"
         lines.append(f"| {r.method} | {r.n}^2 | {r.springs} | {r.dt:.3g} | {ms(r.setup)} | "
-                     f"{ms(r.step)} | {ms(r.iteration)} | {ms(r.reference)} | {ratio} |")
+                     f"{ms(r.step)} | {ms(r.iteration)} | {ms(r.reference)} | {ratio} | {dx} |")
     peers_run = [r for r in rows if r.taichi]
     if peers_run:
         lines += ["", "| peer | n | ms/step | peer / msim |", "|---|---:|---:|---:|"]
@@ -274,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="largest n on which the slow SciPy Newton references run")
     parser.add_argument("--targets", type=int, default=100, metavar="N",
                         help="check issue #7's targets on the N x N cloth (0: skip)")
-    parser.add_argument("--json", default=None, help="write the results here")
+    parser.add_argument("--json", default=str(Path(__file__).with_name("results.json")),
+                        help="write the results here ('' : nowhere)")
     parser.add_argument("--plot", default=None, help="save a log-log plot here")
     parser.add_argument("--scale", action="store_true", help="also run FMS on 1000 x 1000")
     parser.add_argument("--no-peers", action="store_true", help="skip Taichi even if installed")

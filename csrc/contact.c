@@ -90,6 +90,7 @@ void ms_contact_project(const ms_model *m, const double *ref, double *x) {
   double n[3];
   for (int i = 0; i < m->nv; i++)
     for (int k = 0; k < ncollider(m) && !m->fixed[i]; k++) {
+      if (penetration(m, k, x + 3 * i, n) <= 0) continue;
       penetration(m, k, ref + 3 * i, n);
       double t = exit_distance(m, k, x + 3 * i, n);
       for (int c = 0; c < 3; c++) x[3 * i + c] += t * n[c];

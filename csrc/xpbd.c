@@ -105,7 +105,6 @@ ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
       ms_contact_project(m, w->x0, d->xn);
       if (last) record(m, d, w->lambda, hs, k);
     }
-    ms_contact_project(m, w->x0, d->xn);
     for (int i = 0; i < 3 * m->nv; i++) d->vn[i] = (d->xn[i] - w->x0[i]) / hs;
   }
   info->iters = iters;

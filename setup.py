@@ -6,6 +6,7 @@ location /usr/include/suitesparse. A missing CHOLMOD stops the build with an ins
 """
 
 import os
+import sys
 import shutil
 import subprocess
 from pathlib import Path
@@ -56,6 +57,9 @@ def find_cholmod() -> tuple[list[str], list[str]]:
 
 
 include_dirs, library_dirs = find_cholmod()
+# threads inside a step (System.threads); without OpenMP the pragmas are ignored and
+# threads > 1 runs on one core
+OPENMP = [] if sys.platform == "darwin" or os.environ.get("MSIM_NO_OPENMP") else ["-fopenmp"]
 sources = sorted(str(p) for p in Path("csrc").glob("*.c"))
 
 setup(
@@ -67,7 +71,9 @@ setup(
             library_dirs=library_dirs,
             libraries=["cholmod"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_25_API_VERSION")],
-            extra_compile_args=["-O3", "-fno-math-errno", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+            extra_compile_args=["-O3", "-fno-math-errno", "-std=c11", "-Wall", "-Wextra",
+                                "-Wno-unused-parameter", *OPENMP],
+            extra_link_args=OPENMP,
         )
     ]
 )

@@ -251,6 +251,25 @@ static int get_real(PyObject *obj, const char *name, double lo, int strict, doub
   return 0;
 }
 
+/* threads of the spring passes: an integer in [1, MS_MAX_THREADS] */
+#define MS_MAX_THREADS 1024
+static int get_threads(PyObject *obj, int *out) {
+  if (!PyLong_Check(obj) || PyBool_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "threads: expected an integer, got %.100s",
+                 Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  long v = PyLong_AsLong(obj);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (v < 1 || v > MS_MAX_THREADS) {
+    PyErr_Format(PyExc_ValueError, "threads: expected an integer in [1, %d], got %ld",
+                 MS_MAX_THREADS, v);
+    return -1;
+  }
+  *out = (int)v;
+  return 0;
+}
+
 /* ---------------------------------------------------------------- the System type */
 
 typedef struct {
@@ -345,7 +364,7 @@ fail:
 /* constructor arguments; NULL where the caller left the default */
 typedef struct {
   PyObject *vertices, *edges, *mass, *stiffness, *rest, *fixed, *gravity, *damping;
-  PyObject *planes, *spheres, *kc, *cscale, *mu;
+  PyObject *planes, *spheres, *kc, *cscale, *mu, *threads;
 } sys_args;
 
 /* the contract's defaults */
@@ -379,7 +398,8 @@ static int build_parameters(ms_model *m, const sys_args *a, const double *x) {
       (a->damping && get_real(a->damping, "damping", 0, 0, &m->damping)) ||
       (a->kc && get_real(a->kc, "contact_stiffness", 0, 0, &m->kc)) ||
       (a->cscale && get_real(a->cscale, "contact_scale", 0, 1, &m->cscale)) ||
-      (a->mu && get_real(a->mu, "friction", 0, 0, &m->mu)))
+      (a->mu && get_real(a->mu, "friction", 0, 0, &m->mu)) ||
+      (a->threads && get_threads(a->threads, &m->nthread)))
     return -1;
   double *planes, *spheres;
   if (get_colliders(a->planes ? a->planes : Py_None, "planes", 0, &planes, &m->nplane)) return -1;
@@ -411,6 +431,7 @@ static int build(ms_model *m, ms_data *d, const sys_args *a) {
     goto fail_arrays;
   }
   for (npy_intp i = 0; i < 2 * ns; i++) m->edge[i] = (int)((int64_t *)PyArray_DATA(e))[i];
+  ms_model_topology(m);
   if (build_parameters(m, a, PyArray_DATA(x))) goto fail_model;
   ms_model_update(m, 1);
 
@@ -433,12 +454,14 @@ fail_arrays:
 
 static int System_init(SystemObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {
-      "vertices", "edges",  "mass",    "stiffness",         "rest_lengths",  "fixed",    "gravity",
-      "damping",  "planes", "spheres", "contact_stiffness", "contact_scale", "friction", NULL};
+      "vertices", "edges",   "mass",   "stiffness", "rest_lengths",      "fixed",
+      "gravity",  "damping", "planes", "spheres",   "contact_stiffness", "contact_scale",
+      "friction", "threads", NULL};
   sys_args a = {0};
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOOOOO:System", kwlist, &a.vertices,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOOOOOO:System", kwlist, &a.vertices,
                                    &a.edges, &a.mass, &a.stiffness, &a.rest, &a.fixed, &a.gravity,
-                                   &a.damping, &a.planes, &a.spheres, &a.kc, &a.cscale, &a.mu))
+                                   &a.damping, &a.planes, &a.spheres, &a.kc, &a.cscale, &a.mu,
+                                   &a.threads))
     return -1;
   ms_model m;
   ms_data d;
@@ -732,7 +755,7 @@ static PyObject *System_forces(SystemObject *self, PyObject *unused) {
   PyObject *f = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
   if (!f) return NULL;
   sys_lock(self);
-  ms_total_forces(&self->m, self->d.x, PyArray_DATA((PyArrayObject *)f));
+  ms_total_forces(&self->m, &self->d, self->d.x, PyArray_DATA((PyArrayObject *)f));
   PyThread_release_lock(self->lock);
   return f;
 }
@@ -954,6 +977,19 @@ static int set_colliders_prop(SystemObject *self, PyObject *value, void *which) 
   return 0;
 }
 
+static PyObject *get_threads_prop(SystemObject *self, void *c) {
+  return check_ready(self) ? NULL : PyLong_FromLong(self->m.nthread);
+}
+
+static int set_threads_prop(SystemObject *self, PyObject *value, void *c) {
+  int t;
+  if (check_ready(self) || refuse_delete(value, "threads") || get_threads(value, &t)) return -1;
+  sys_lock(self);
+  self->m.nthread = t;
+  PyThread_release_lock(self->lock);
+  return 0;
+}
+
 static PyObject *get_time(SystemObject *self, void *c) {
   return check_ready(self) ? NULL : PyFloat_FromDouble(self->d.time);
 }
@@ -994,6 +1030,8 @@ static PyGetSetDef System_getset[] = {
      "sphere contact radius factor s: contact happens at s * radius", (void *)&cscale_param},
     {"friction", (getter)get_scalar, (setter)set_scalar, "Coulomb friction coefficient",
      (void *)&mu_param},
+    {"threads", (getter)get_threads_prop, (setter)set_threads_prop,
+     "threads of the spring passes inside a step (results do not depend on it)", NULL},
     {"time", (getter)get_time, NULL, "simulated time [s]", NULL},
     {"steps", (getter)get_steps, NULL, "steps taken", NULL},
     {"n_vertices", (getter)get_nv, NULL, "number of vertices", NULL},
@@ -1026,7 +1064,7 @@ static PyType_Slot System_slots[] = {
     {Py_tp_doc,
      "System(vertices, edges, *, mass=0.01, stiffness=1000.0, rest_lengths=None, "
      "fixed=None, gravity=(0, -9.81, 0), damping=0.0, planes=None, spheres=None, "
-     "contact_stiffness=1e4, contact_scale=1.1, friction=0.0): C core of "
+     "contact_stiffness=1e4, contact_scale=1.1, friction=0.0, threads=1): C core of "
      "msim.System"},
     {Py_tp_new, PyType_GenericNew},
     {Py_tp_init, System_init},

@@ -31,6 +31,7 @@ struct ms_fms_ws {
   int nv;
   int *all;        /* (nv) identity dof map: every vertex an unknown (penalty pinning) */
   double *rhs;     /* (n,3) column-major right-hand sides, then the solution */
+  double *base;    /* (n,3) column-major: the right-hand sides' part fixed within a step */
   double *xa, *xb; /* (nv,3) chebyshev: x^(k-1), G(x^k); anderson: G(x^(k-1)), f^(k-1) */
   double *xc;      /* (nv,3) anderson: G(x^k) */
   double omega;    /* chebyshev weight of the last iteration */
@@ -59,6 +60,7 @@ void ms_fms_free(ms_fms_ws *w) {
   ms_chol_free(w->ch);
   free(w->all);
   free(w->rhs);
+  free(w->base);
   free(w->xa);
   free(w->xb);
   free(w->xc);
@@ -83,10 +85,11 @@ static ms_status workspace(const ms_model *m, ms_data *d, int window) {
     w->nv = m->nv;
     w->all = malloc(sizeof(int) * (m->nv ? m->nv : 1));
     w->rhs = malloc(sizeof(double) * n3);
+    w->base = malloc(sizeof(double) * n3);
     w->xa = malloc(sizeof(double) * n3);
     w->xb = malloc(sizeof(double) * n3);
     w->xc = malloc(sizeof(double) * n3);
-    if (!w->all || !w->rhs || !w->xa || !w->xb || !w->xc) return MS_ENOMEM;
+    if (!w->all || !w->rhs || !w->base || !w->xa || !w->xb || !w->xc) return MS_ENOMEM;
     for (int i = 0; i < m->nv; i++) w->all[i] = i;
   }
   ms_fms_ws *w = d->fms;
@@ -159,39 +162,41 @@ static ms_status start(fms_ctx *c, const ms_model *m, ms_data *d, double h, cons
   return c->n ? factor(c, &info->bad) : MS_OK;
 }
 
-/* local step at x into the right-hand sides: M y + h^2 J d (+ h^2 k_s x_j for fixed ends j,
- * + h^2 w y_i on pinned vertices, where y_i = x_i^0); with force, also adds the spring forces
- * at x to it and returns the spring energy [J], sharing the pass over the springs */
-static double local_step(const fms_ctx *c, const double *x, double *force) {
+/* the right-hand sides' part that stays fixed within a step: M y (+ h^2 w y on pinned
+ * vertices, where y_i = x_i^0) plus h^2 k_s x_j for every spring from an unknown to an
+ * eliminated (fixed) vertex j */
+static void rhs_base(const fms_ctx *c) {
   const ms_model *m = c->m;
   const int *dof = c->unk.dof, n = c->n;
-  double h2 = c->h * c->h, pinned = h2 * c->o->pin_weight, *rhs = c->w->rhs, energy = 0;
-  const double *y = c->d->y;
+  const double *y = c->d->y, *x = c->d->x;
+  double h2 = c->h * c->h, pinned = h2 * c->o->pin_weight, *base = c->w->base;
   for (int v = 0; v < m->nv; v++) {
     int I = dof[v];
     if (I < 0) continue;
     double a = m->mass[v] + (m->fixed[v] ? pinned : 0.0);
-    for (int t = 0; t < 3; t++) rhs[t * n + I] = a * y[3 * v + t];
-  }
-  for (int s = 0; s < m->ns; s++) {
-    int i = m->edge[2 * s], j = m->edge[2 * s + 1], I = dof[i], J = dof[j];
-    double a = h2 * m->k[s], u[3];
-    if (a == 0) continue;
-    double len = ms_spring_dir(m, x, s, u), stretch = len - m->rest[s];
-    for (int t = 0; t < 3; t++) {
-      double ds = m->rest[s] * u[t];
-      if (I >= 0) rhs[t * n + I] += a * (ds + (J < 0 ? x[3 * j + t] : 0.0));
-      if (J >= 0) rhs[t * n + J] += a * (-ds + (I < 0 ? x[3 * i + t] : 0.0));
-    }
-    // the spring's energy and force at x, for the history, from the same direction
-    if (!force) continue;
-    energy += 0.5 * m->k[s] * stretch * stretch;
-    for (int t = 0; t < 3 && len > 0; t++) {
-      force[3 * i + t] -= m->k[s] * stretch * u[t];
-      force[3 * j + t] += m->k[s] * stretch * u[t];
+    for (int t = 0; t < 3; t++) base[t * n + I] = a * y[3 * v + t];
+    for (int p = m->adj_start[v]; p < m->adj_start[v + 1]; p++) {
+      int j = m->adj[2 * p], s = m->adj[2 * p + 1];
+      for (int t = 0; t < 3 && dof[j] < 0; t++) base[t * n + I] += h2 * m->k[s] * x[3 * j + t];
     }
   }
-  return energy;
+}
+
+/* local step at x into the right-hand sides: base + h^2 J d, where spring s's projection
+ * d_s = r_s (x_i - x_j)/|x_i - x_j| enters as h^2 k_s r_s/l_s (x_i - x_j); with force, the
+ * same passes also put the spring forces at x there and return the spring energy [J] */
+static double local_step(const fms_ctx *c, const double *x, double *force) {
+  const ms_model *m = c->m;
+  ms_data *d = c->d;
+  const int *dof = c->unk.dof, n = c->n;
+  double *rhs = c->w->rhs, *sum = d->f;
+  double e = ms_spring_coefs(m, x, d->fc, d->rc, c->h * c->h, force ? d->eblk : NULL);
+  ms_spring_gather(m, x, d->rc, sum, force ? d->fc : NULL, force);
+  for (int v = 0; v < m->nv; v++) {
+    int I = dof[v];
+    for (int t = 0; t < 3 && I >= 0; t++) rhs[t * n + I] = c->w->base[t * n + I] + sum[3 * v + t];
+  }
+  return e;
 }
 
 /* one local-global iteration: out = G(x); out may alias x; eliminated vertices keep out's
@@ -335,7 +340,6 @@ static ms_status anderson_next(fms_ctx *c, int k) {
  * also makes the next iteration's local step there; returns the norm */
 static double record(fms_ctx *c, int k) {
   ms_data *d = c->d;
-  memset(d->g, 0, sizeof(double) * 3 * c->m->nv);
   double spring = local_step(c, d->xn, d->g);
   c->rhs_ready = 1;
   return d->hres[k] = ms_objective_finish(c->m, d->xn, d->y, c->h, d->g, spring, d->hobj + k);
@@ -362,6 +366,7 @@ ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
   // iterate from y, recording g and |grad g| at the start and after every iteration
   ms_inertial_target(m, d, h, d->y);
   memcpy(d->xn, d->y, sizeof(double) * 3 * m->nv);
+  rhs_base(&c);
   double res = record(&c, 0);
   info->nhist = 1;
   info->converged = o->tol > 0 && res < o->tol;
@@ -396,6 +401,7 @@ ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o
   ms_status st = start(&c, m, d, h, o, &info);
   if (st != MS_OK || !c.n || part == MS_FMS_SETUP) return st;
   ms_inertial_target(m, d, h, d->y);
+  rhs_base(&c);
   for (int r = 0; r < (part == MS_FMS_LOCAL ? reps : 1); r++) local_step(&c, d->x, NULL);
   memcpy(c.w->xa, c.w->rhs, sizeof(double) * 3 * c.n);
   for (int r = 0; r < reps && st == MS_OK && part == MS_FMS_SOLVE; r++) {

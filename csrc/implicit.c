@@ -197,7 +197,7 @@ ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_op
   double *x = d->xn;
   ms_inertial_target(m, d, h, d->y);
   memcpy(x, d->y, sizeof(double) * n3);
-  double obj, res = ms_objective_grad(m, x, d->y, h, d->g, &obj);
+  double obj, res = ms_objective_grad(m, d, x, d->y, h, d->g, &obj);
   record(d, 0, res, obj);
   while (it < o->iterations && !(o->tol > 0 && res < o->tol)) {
     // Newton direction p = -(grad^2 g)^-1 grad g
@@ -213,7 +213,7 @@ ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_op
     // step, optionally shortened until g decreases enough
     double alpha = o->line_search ? line_search(m, d, w, h, obj) : 1.0;
     for (int k = 0; k < n3; k++) x[k] += alpha * w->p[k];
-    res = ms_objective_grad(m, x, d->y, h, d->g, &obj);
+    res = ms_objective_grad(m, d, x, d->y, h, d->g, &obj);
     record(d, ++it, res, obj);
   }
   info->iters = it;
@@ -338,7 +338,7 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
   build_system(m, d->x, w, o, 1.0, h * h);
 
   // b = h f - h^2 H v = h f - (A - M) v, zero on fixed vertices
-  ms_total_forces(m, d->x, d->f);
+  ms_total_forces(m, d, d->x, d->f);
   apply(m, w, d->vn, w->q);
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {

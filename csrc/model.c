@@ -9,14 +9,18 @@ ms_status ms_model_alloc(ms_model *m, int nv, int ns) {
   memset(m, 0, sizeof(*m));
   m->nv = nv;
   m->ns = ns;
+  m->nthread = 1;
   m->edge = malloc(sizeof(int) * 2 * (ns ? ns : 1));
+  m->adj_start = calloc(nv + 1, sizeof(int));
+  m->adj = malloc(sizeof(int) * 4 * (ns ? ns : 1));
   m->rest = malloc(sizeof(double) * (ns ? ns : 1));
   m->k = malloc(sizeof(double) * (ns ? ns : 1));
   m->mass = malloc(sizeof(double) * (nv ? nv : 1));
   m->imass = malloc(sizeof(double) * (nv ? nv : 1));
   m->fixed = calloc(nv ? nv : 1, 1);
   m->dof = malloc(sizeof(int) * (nv ? nv : 1));
-  if (!m->edge || !m->rest || !m->k || !m->mass || !m->imass || !m->fixed || !m->dof) {
+  if (!m->edge || !m->adj_start || !m->adj || !m->rest || !m->k || !m->mass || !m->imass ||
+      !m->fixed || !m->dof) {
     ms_model_free(m);
     return MS_ENOMEM;
   }
@@ -25,6 +29,8 @@ ms_status ms_model_alloc(ms_model *m, int nv, int ns) {
 
 void ms_model_free(ms_model *m) {
   free(m->edge);
+  free(m->adj_start);
+  free(m->adj);
   free(m->rest);
   free(m->k);
   free(m->mass);
@@ -45,4 +51,22 @@ void ms_model_update(ms_model *m, int fixed_changed) {
   }
   m->rev++;
   if (fixed_changed) m->rev_fixed++;
+}
+
+/* the springs at every vertex (m->adj) from m->edge, by counting sort: each vertex lists its
+ * springs in spring order */
+void ms_model_topology(ms_model *m) {
+  int *start = m->adj_start;
+  memset(start, 0, sizeof(int) * (m->nv + 1));
+  for (int e = 0; e < 2 * m->ns; e++) start[m->edge[e] + 1]++;
+  for (int v = 0; v < m->nv; v++) start[v + 1] += start[v];
+  for (int s = 0; s < m->ns; s++)
+    for (int end = 0; end < 2; end++) {
+      int v = m->edge[2 * s + end], p = start[v]++;
+      m->adj[2 * p] = m->edge[2 * s + 1 - end];
+      m->adj[2 * p + 1] = s;
+    }
+  // the fill moved every start to its end: shift back
+  for (int v = m->nv; v > 0; v--) start[v] = start[v - 1];
+  start[0] = 0;
 }

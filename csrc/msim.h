@@ -43,6 +43,8 @@ typedef struct {
   int nv;               /* vertices */
   int ns;               /* springs */
   int *edge;            /* (ns,2) vertex indices */
+  int *adj_start;       /* (nv+1) vertex v's springs are adj[2 adj_start[v] .. 2 adj_start[v+1]) */
+  int *adj;             /* (2ns,2) per vertex: (other end, spring), in spring order */
   double *rest;         /* (ns) rest lengths [m] */
   double *k;            /* (ns) stiffness [N/m] */
   double *mass;         /* (nv) vertex masses [kg] */
@@ -59,6 +61,7 @@ typedef struct {
   double kc;            /* contact penalty stiffness [N/m] */
   double cscale;        /* sphere contact radius factor s: contact at s * radius */
   double mu;            /* Coulomb friction coefficient */
+  int nthread;          /* threads of the spring passes (results do not depend on it) */
   uint64_t rev;         /* bumped when mass, stiffness or the fixed set change */
   uint64_t rev_fixed;   /* bumped when the fixed set changes (sparsity patterns) */
 } ms_model;
@@ -130,6 +133,8 @@ typedef struct {
   double *f;             /* (nv,3) force scratch [N] */
   double *y;             /* (nv,3) inertial target of implicit methods [m] */
   double *g;             /* (nv,3) gradient scratch [N] */
+  double *fc, *rc;       /* (ns) per-spring coefficients of the spring passes */
+  double *eblk;          /* (ms_spring_blocks) spring energy per block [J] */
   double time;           /* simulated time [s] */
   int64_t nstep;         /* steps taken */
   int hcap;              /* capacity of the history arrays */
@@ -144,17 +149,26 @@ typedef struct {
 ms_status ms_model_alloc(ms_model *m, int nv, int ns);
 void ms_model_free(ms_model *m);
 void ms_model_update(ms_model *m, int fixed_changed);
+void ms_model_topology(ms_model *m);
 
 /* data.c: allocation and history */
 ms_status ms_data_alloc(ms_data *d, const ms_model *m);
 void ms_data_free(ms_data *d);
 ms_status ms_data_reserve(ms_data *d, int hcap);
 
-/* spring.c: energies and forces */
+/* spring.c: energies and forces. The passes over springs and vertices run over fixed blocks
+ * whose results are combined in block order, so m->nthread changes their speed, never their
+ * result. Spring s pulls its end i by c_s (x_i - x_j) with c_s = k (r/l - 1). */
+#define MS_SBLOCK 2048 /* springs per block */
+#define MS_VBLOCK 256  /* vertices per block */
+int ms_spring_blocks(int ns);
 double ms_spring_energy(const ms_model *m, const double *x);
-double ms_spring_forces(const ms_model *m, const double *x, double *f);
-void ms_add_gravity(const ms_model *m, double *f);
-void ms_total_forces(const ms_model *m, const double *x, double *f);
+double ms_spring_coefs(const ms_model *m, const double *x, double *fc, double *rc, double rscale,
+                       double *eblk);
+void ms_spring_gather(const ms_model *m, const double *x, const double *c, double *out,
+                      const double *c2, double *out2);
+double ms_spring_forces(const ms_model *m, ms_data *d, const double *x, double *f, int energy);
+void ms_total_forces(const ms_model *m, ms_data *d, const double *x, double *f);
 
 /* energies of a state [J] */
 typedef struct {
@@ -173,7 +187,7 @@ void ms_contact_friction(const ms_model *m, ms_data *d, double h);
 /* potential.c: the incremental potential g(x) = |x - y|_M^2 / (2 h^2) + E_spring(x) */
 void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y);
 double ms_objective(const ms_model *m, const double *x, const double *y, double h);
-double ms_objective_grad(const ms_model *m, const double *x, const double *y, double h,
+double ms_objective_grad(const ms_model *m, ms_data *d, const double *x, const double *y, double h,
                          double *grad, double *obj);
 double ms_objective_finish(const ms_model *m, const double *x, const double *y, double h,
                            double *grad, double spring, double *obj);

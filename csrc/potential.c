@@ -32,10 +32,9 @@ double ms_objective(const ms_model *m, const double *x, const double *y, double 
 
 /* grad = M (x - y) / h^2 - f_spring(x) - f_contact(x) [N], zero on fixed vertices, and
  * *obj = g(x) [J] from the same pass over the springs; returns |grad| */
-double ms_objective_grad(const ms_model *m, const double *x, const double *y, double h,
+double ms_objective_grad(const ms_model *m, ms_data *d, const double *x, const double *y, double h,
                          double *grad, double *obj) {
-  for (int k = 0; k < 3 * m->nv; k++) grad[k] = 0;
-  double spring = ms_spring_forces(m, x, grad);
+  double spring = ms_spring_forces(m, d, x, grad, 1);
   return ms_objective_finish(m, x, y, h, grad, spring, obj);
 }
 

@@ -1,8 +1,31 @@
-/* spring.c: spring and gravity energies and forces */
+/* spring.c: spring and gravity energies and forces
+ *
+ * The force passes split the springs' work in two: ms_spring_coefs computes one coefficient
+ * per spring from its length (the square root and division, vectorised), ms_spring_gather
+ * sums c_s (x_v - x_w) over the springs at each vertex (no scatter, so no write conflicts).
+ * Both run over fixed blocks, in parallel when m->nthread > 1; every output element is
+ * written by one block and block sums are added in block order, so the result is the same
+ * for any thread count.
+ */
 #include <math.h>
 #include <string.h>
 
 #include "msim.h"
+
+/* a spring shorter than this counts as this long [m]: its x_i - x_j is ~0, so it pushes
+ * nothing, and the coefficient stays finite */
+#define MS_TINY 1e-150
+
+/* vectorised clones of the hot loops for AVX2 machines, picked at load time */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(MSIM_NO_CLONES)
+#define MS_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#else
+#define MS_CLONES
+#endif
+
+int ms_spring_blocks(int ns) {
+  return (ns + MS_SBLOCK - 1) / MS_SBLOCK;
+}
 
 /* E = sum_s k_s/2 (|x_i - x_j| - r_s)^2 [J] */
 double ms_spring_energy(const ms_model *m, const double *x) {
@@ -16,37 +39,109 @@ double ms_spring_energy(const ms_model *m, const double *x) {
   return e;
 }
 
-/* f += -grad E and return E [J] in the same pass; a spring of zero length has no direction
- * and pushes nothing */
-double ms_spring_forces(const ms_model *m, const double *x, double *f) {
+/* l2[s] = |x_i - x_j|^2 for s in [s0, s1) */
+static void squared_lengths(const ms_model *m, const double *x, int s0, int s1, double *l2) {
+  for (int s = s0; s < s1; s++) {
+    const double *a = x + 3 * m->edge[2 * s], *b = x + 3 * m->edge[2 * s + 1];
+    double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    l2[s] = dx * dx + dy * dy + dz * dz;
+  }
+}
+
+/* energy of springs [s0, s1) from their squared lengths [J] */
+static double block_energy(const ms_model *m, const double *l2, int s0, int s1) {
   double e = 0;
-  for (int s = 0; s < m->ns; s++) {
-    int i = m->edge[2 * s], j = m->edge[2 * s + 1];
-    const double *a = x + 3 * i, *b = x + 3 * j;
-    double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-    double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), stretch = len - m->rest[s];
+  for (int s = s0; s < s1; s++) {
+    double stretch = sqrt(l2[s]) - m->rest[s];
     e += 0.5 * m->k[s] * stretch * stretch;
-    if (len == 0) continue;
-    double c = -m->k[s] * stretch / len;
-    for (int t = 0; t < 3; t++) {
-      f[3 * i + t] += c * d[t];
-      f[3 * j + t] -= c * d[t];
-    }
   }
   return e;
 }
 
-/* f += m g */
-void ms_add_gravity(const ms_model *m, double *f) {
-  for (int i = 0; i < m->nv; i++)
-    for (int t = 0; t < 3; t++) f[3 * i + t] += m->mass[i] * m->gravity[t];
+/* in place fc[s] = l^2 -> k (r/l - 1); rc[s] = rscale k r / l where rc is given */
+MS_CLONES static void coefs(const ms_model *m, int s0, int s1, double *restrict fc,
+                            double *restrict rc, double rscale) {
+  const double *restrict k = m->k, *restrict rest = m->rest;
+  if (rc)
+    for (int s = s0; s < s1; s++) {
+      double l = sqrt(fc[s]), ratio = rest[s] / (l > MS_TINY ? l : MS_TINY);
+      fc[s] = k[s] * (ratio - 1.0);
+      rc[s] = rscale * k[s] * ratio;
+    }
+  else
+    for (int s = s0; s < s1; s++) {
+      double l = sqrt(fc[s]);
+      fc[s] = k[s] * (rest[s] / (l > MS_TINY ? l : MS_TINY) - 1.0);
+    }
+}
+
+/* fc = force coefficients k (r/l - 1) at x and, where rc is given, rc = rscale k r / l (FMS's
+ * projected spring d_s = r (x_i - x_j)/l, weighted); returns the spring energy [J] when eblk
+ * (ms_spring_blocks(ns) doubles of scratch) is given, else 0 */
+double ms_spring_coefs(const ms_model *m, const double *x, double *fc, double *rc, double rscale,
+                       double *eblk) {
+  int nb = ms_spring_blocks(m->ns);
+#pragma omp parallel for schedule(static) num_threads(m->nthread) if (m->nthread > 1)
+  for (int b = 0; b < nb; b++) {
+    int s0 = b * MS_SBLOCK, s1 = s0 + MS_SBLOCK < m->ns ? s0 + MS_SBLOCK : m->ns;
+    squared_lengths(m, x, s0, s1, fc);
+    if (eblk) eblk[b] = block_energy(m, fc, s0, s1);
+    coefs(m, s0, s1, fc, rc, rscale);
+  }
+  double e = 0;
+  for (int b = 0; eblk && b < nb; b++) e += eblk[b];
+  return e;
+}
+
+/* out_v = sum over the springs s at v of c_s (x_v - x_w), w the other end, for v in [v0, v1);
+ * with two, also out2 from c2 in the same pass */
+static inline void gather(const ms_model *m, const double *x, int v0, int v1, const double *c,
+                          double *out, const double *c2, double *out2, int two) {
+  for (int v = v0; v < v1; v++) {
+    const double *a = x + 3 * v;
+    double s[3] = {0, 0, 0}, s2[3] = {0, 0, 0};
+    for (int p = m->adj_start[v]; p < m->adj_start[v + 1]; p++) {
+      const double *b = x + 3 * m->adj[2 * p];
+      double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]}, cs = c[m->adj[2 * p + 1]];
+      double cs2 = two ? c2[m->adj[2 * p + 1]] : 0.0;
+      for (int t = 0; t < 3; t++) {
+        s[t] += cs * d[t];
+        if (two) s2[t] += cs2 * d[t];
+      }
+    }
+    for (int t = 0; t < 3; t++) {
+      out[3 * v + t] = s[t];
+      if (two) out2[3 * v + t] = s2[t];
+    }
+  }
+}
+
+/* out = sum over each vertex's springs of c_s (x_v - x_w), (nv,3); and out2 from c2 when given */
+void ms_spring_gather(const ms_model *m, const double *x, const double *c, double *out,
+                      const double *c2, double *out2) {
+  int nb = (m->nv + MS_VBLOCK - 1) / MS_VBLOCK;
+#pragma omp parallel for schedule(static) num_threads(m->nthread) if (m->nthread > 1)
+  for (int b = 0; b < nb; b++) {
+    int v0 = b * MS_VBLOCK, v1 = v0 + MS_VBLOCK < m->nv ? v0 + MS_VBLOCK : m->nv;
+    if (c2)
+      gather(m, x, v0, v1, c, out, c2, out2, 1);
+    else
+      gather(m, x, v0, v1, c, out, NULL, NULL, 0);
+  }
+}
+
+/* f = -grad E at x (d's coefficient scratch); returns E [J] when energy != 0, else 0 */
+double ms_spring_forces(const ms_model *m, ms_data *d, const double *x, double *f, int energy) {
+  double e = ms_spring_coefs(m, x, d->fc, NULL, 0.0, energy ? d->eblk : NULL);
+  ms_spring_gather(m, x, d->fc, f, NULL, NULL);
+  return e;
 }
 
 /* f = spring, gravity and contact forces at x [N] */
-void ms_total_forces(const ms_model *m, const double *x, double *f) {
-  memset(f, 0, sizeof(double) * 3 * m->nv);
-  ms_spring_forces(m, x, f);
-  ms_add_gravity(m, f);
+void ms_total_forces(const ms_model *m, ms_data *d, const double *x, double *f) {
+  ms_spring_forces(m, d, x, f, 0);
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) f[3 * i + t] += m->mass[i] * m->gravity[t];
   ms_contact_forces(m, x, f);
 }
 

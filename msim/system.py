@@ -65,7 +65,7 @@ class System(_core.System):
 
     System(vertices, edges, *, mass=0.01, stiffness=1000.0, rest_lengths=None, fixed=None,
            gravity=(0, -9.81, 0), damping=0.0, planes=None, spheres=None,
-           contact_stiffness=1e4, contact_scale=1.1, friction=0.0)
+           contact_stiffness=1e4, contact_scale=1.1, friction=0.0, threads=1)
 
     vertices (n,3) [m]; edges (m,2) vertex indices; mass [kg] scalar or (n,); stiffness [N/m]
     scalar or (m,); rest_lengths [m] (m,), default the lengths in `vertices`; fixed: vertex
@@ -80,6 +80,10 @@ class System(_core.System):
     vertices onto the surface inside their iterations. Spheres are touched at contact_scale *
     radius (seed 001's s ~ 1.1). friction: Coulomb coefficient; a vertex in contact loses
     tangential speed up to friction times the normal speed the step took from it.
+
+    threads: threads of the passes over springs and vertices inside one step (OpenMP). Results
+    are bit-identical for any value: the work is cut into fixed blocks whose sums are combined
+    in a fixed order. Leave it at 1 when several Systems step in parallel Python threads.
     """
 
     __slots__ = ()
@@ -161,7 +165,8 @@ class System(_core.System):
                 "fixed": self.fixed, "gravity": self.gravity, "damping": self.damping,
                 "planes": self.planes, "spheres": self.spheres,
                 "contact_stiffness": self.contact_stiffness,
-                "contact_scale": self.contact_scale, "friction": self.friction}
+                "contact_scale": self.contact_scale, "friction": self.friction,
+                "threads": self.threads}
 
     def copy(self) -> System:
         """An independent System with the same model and state."""

@@ -33,6 +33,36 @@ def test_the_same_run_twice_is_bit_identical(method):
     np.testing.assert_array_equal(a.velocities, b.velocities)
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_threads_inside_a_step_change_no_bit_of_the_result(method):
+    # fixed blocks summed in a fixed order: 1, 2 and 3 threads do the same arithmetic
+    runs = []
+    for threads in (1, 2, 3):
+        sim = _cloth(40)  # 4 vertex blocks and 3 spring blocks: every thread gets work
+        sim.threads = threads
+        sim.spheres = [[0.5, -0.3, 0.5, 0.3]]
+        _steps(sim, method, 30, dt=1e-3)
+        runs.append((sim.positions, sim.velocities))
+    for positions, velocities in runs[1:]:
+        np.testing.assert_array_equal(positions, runs[0][0])
+        np.testing.assert_array_equal(velocities, runs[0][1])
+
+
+@pytest.mark.parametrize("value,error,message", [
+    (0, ValueError, r"threads: expected an integer in \[1, 1024\], got 0"),
+    (2.0, TypeError, r"threads: expected an integer, got float"),
+    (True, TypeError, r"threads: expected an integer, got bool"),
+])
+def test_bad_thread_counts_are_rejected_and_change_nothing(value, error, message):
+    with pytest.raises(error, match=message):
+        msim.System(np.zeros((2, 3)), [[0, 1]], threads=value)
+    sim = _cloth()
+    with pytest.raises(error, match=message):
+        sim.threads = value
+    assert sim.threads == 1
+    assert sim.copy().threads == 1 and msim.System(**sim.parameters()).threads == 1
+
+
 def test_runs_in_threads_equal_serial_runs():
     serial = [_cloth() for _ in range(2)]
     for s in serial:

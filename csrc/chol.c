@@ -17,17 +17,25 @@
 /* largest factor made simplicial for many solves */
 #define MS_SIMPLICIAL_MAX 100000
 
+/* most column groups solved in parallel */
+#define MS_SOLVE_PARTS 3
+
+/* what one thread's cholmod_solve2 calls need of their own: CHOLMOD's status and its
+ * workspaces, kept between solves */
+typedef struct {
+  cholmod_common c;
+  cholmod_dense *X, *Y, *E;
+} solve_ws;
+
 struct ms_chol {
   cholmod_common c;
-  cholmod_sparse *A; /* upper triangle, sorted columns */
-  cholmod_factor *L; /* symbolic analysis, refactorised numerically */
-  cholmod_dense *X;  /* solve2 workspaces, kept between solves */
-  cholmod_dense *Y;
-  cholmod_dense *E;
-  int b;              /* block size: 1 (scalar matrix) or 3 */
-  int nb;             /* block columns: free vertices */
-  int *bptr;          /* (nb+1) start of each block column in brow */
-  int *brow;          /* row blocks of each block column, sorted; the diagonal is last */
+  cholmod_sparse *A;           /* upper triangle, sorted columns */
+  cholmod_factor *L;           /* symbolic analysis, refactorised numerically */
+  solve_ws ws[MS_SOLVE_PARTS]; /* per column group; L is only read by solves */
+  int b;                       /* block size: 1 (scalar matrix) or 3 */
+  int nb;                      /* block columns: free vertices */
+  int *bptr;                   /* (nb+1) start of each block column in brow */
+  int *brow;                   /* row blocks of each block column, sorted; the diagonal is last */
   int *spos;          /* (ns) position of a spring's block in column max(I,J), -1 if a fixed end */
   int *vert;          /* (nb) vertex of each block column */
   uint64_t rev_fixed; /* fixed-set revision the pattern was built for */
@@ -42,9 +50,13 @@ void ms_chol_free(ms_chol *ch) {
   if (!ch) return;
   cholmod_free_sparse(&ch->A, &ch->c);
   cholmod_free_factor(&ch->L, &ch->c);
-  cholmod_free_dense(&ch->X, &ch->c);
-  cholmod_free_dense(&ch->Y, &ch->c);
-  cholmod_free_dense(&ch->E, &ch->c);
+  for (int p = 0; p < MS_SOLVE_PARTS; p++) {
+    solve_ws *w = &ch->ws[p];
+    cholmod_free_dense(&w->X, &w->c);
+    cholmod_free_dense(&w->Y, &w->c);
+    cholmod_free_dense(&w->E, &w->c);
+    cholmod_finish(&w->c);
+  }
   cholmod_finish(&ch->c);
   free(ch->bptr);
   free(ch->brow);
@@ -144,6 +156,10 @@ ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solv
   cholmod_start(&ch->c);
   ch->c.print = 0;
   ch->c.final_ll = 1;
+  for (int p = 0; p < MS_SOLVE_PARTS; p++) {
+    cholmod_start(&ch->ws[p].c);
+    ch->ws[p].c.print = 0;
+  }
   // a factor reused for many solves (FMS) is simplicial up to MS_SIMPLICIAL_MAX unknowns: its
   // solves avoid the supernodal BLAS calls on small blocks (100x100 cloth, n x 3 solve 1.85 ->
   // 1.24 ms) at the price of a slower factorisation (30 -> 51 ms), which beyond that size
@@ -236,18 +252,36 @@ ms_status ms_chol_factor(ms_chol *ch, int *column) {
   return MS_OK;
 }
 
-/* solve A X = B in place; rhs is column-major (size x nrhs) */
-ms_status ms_chol_solve(ms_chol *ch, double *rhs, int nrhs) {
+/* solve A X = B in place for the ncol columns of rhs (column-major, n rows) with w */
+static ms_status solve_columns(const ms_chol *ch, solve_ws *w, double *rhs, int ncol) {
   int n = ms_chol_size(ch);
   cholmod_dense B = {.nrow = n,
-                     .ncol = nrhs,
-                     .nzmax = (size_t)n * nrhs,
+                     .ncol = ncol,
+                     .nzmax = (size_t)n * ncol,
                      .d = n,
                      .x = rhs,
                      .xtype = CHOLMOD_REAL,
                      .dtype = CHOLMOD_DOUBLE};
-  if (!cholmod_solve2(CHOLMOD_A, ch->L, &B, NULL, &ch->X, NULL, &ch->Y, &ch->E, &ch->c))
-    return ch->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM : MS_ECHOLMOD;
-  memcpy(rhs, ch->X->x, sizeof(double) * n * nrhs);
+  if (!cholmod_solve2(CHOLMOD_A, ch->L, &B, NULL, &w->X, NULL, &w->Y, &w->E, &w->c))
+    return w->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM : MS_ECHOLMOD;
+  memcpy(rhs, w->X->x, sizeof(double) * n * ncol);
+  return MS_OK;
+}
+
+/* solve A X = B in place; rhs is column-major (size x nrhs). With nthread > 1 the columns
+ * are split into groups solved in parallel; each column's arithmetic is the same either way
+ * (100x100 cloth: 3 columns 1.2 ms, 2 columns 0.97 ms, 1 column 0.65 ms) */
+ms_status ms_chol_solve(ms_chol *ch, double *rhs, int nrhs, int nthread) {
+  int parts = nthread < nrhs ? nthread : nrhs, n = ms_chol_size(ch);
+  if (parts > MS_SOLVE_PARTS) parts = MS_SOLVE_PARTS;
+  if (parts < 1) parts = 1;
+  ms_status st[MS_SOLVE_PARTS] = {MS_OK};
+#pragma omp parallel for schedule(static) num_threads(parts) if (parts > 1)
+  for (int p = 0; p < parts; p++) {
+    int c0 = p * nrhs / parts, c1 = (p + 1) * nrhs / parts;
+    st[p] = solve_columns(ch, &ch->ws[p], rhs + (size_t)n * c0, c1 - c0);
+  }
+  for (int p = 0; p < parts; p++)
+    if (st[p] != MS_OK) return st[p];
   return MS_OK;
 }

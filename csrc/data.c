@@ -17,8 +17,9 @@ ms_status ms_data_alloc(ms_data *d, const ms_model *m) {
   d->g = calloc(n3, sizeof(double));
   d->fc = calloc(m->ns ? m->ns : 1, sizeof(double));
   d->rc = calloc(m->ns ? m->ns : 1, sizeof(double));
+  d->es = calloc(m->ns ? m->ns : 1, sizeof(double));
   d->eblk = calloc(ms_spring_blocks(m->ns) + 1, sizeof(double));
-  if (!d->x || !d->v || !d->xn || !d->vn || !d->f || !d->y || !d->g || !d->fc || !d->rc ||
+  if (!d->x || !d->v || !d->xn || !d->vn || !d->f || !d->y || !d->g || !d->fc || !d->rc || !d->es ||
       !d->eblk || ms_data_reserve(d, 16) != MS_OK) {
     ms_data_free(d);
     return MS_ENOMEM;
@@ -36,6 +37,7 @@ void ms_data_free(ms_data *d) {
   free(d->g);
   free(d->fc);
   free(d->rc);
+  free(d->es);
   free(d->eblk);
   free(d->hres);
   free(d->hobj);

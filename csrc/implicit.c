@@ -149,7 +149,7 @@ static ms_status fill_chol(const ms_model *m, ms_implicit *w) {
 static ms_status chol_solve(const ms_model *m, ms_implicit *w, const double *b, double *z) {
   for (int i = 0; i < m->nv; i++)
     if (m->dof[i] >= 0) memcpy(w->rhs + 3 * m->dof[i], b + 3 * i, 3 * sizeof(double));
-  ms_status st = ms_chol_solve(w->ch, w->rhs, 1);
+  ms_status st = ms_chol_solve(w->ch, w->rhs, 1, 1);
   if (st != MS_OK) return st;
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) z[3 * i + t] = m->dof[i] >= 0 ? w->rhs[3 * m->dof[i] + t] : 0.0;

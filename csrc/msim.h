@@ -133,7 +133,7 @@ typedef struct {
   double *f;             /* (nv,3) force scratch [N] */
   double *y;             /* (nv,3) inertial target of implicit methods [m] */
   double *g;             /* (nv,3) gradient scratch [N] */
-  double *fc, *rc;       /* (ns) per-spring coefficients of the spring passes */
+  double *fc, *rc, *es;  /* (ns) per-spring coefficients and energies of the spring passes */
   double *eblk;          /* (ms_spring_blocks) spring energy per block [J] */
   double time;           /* simulated time [s] */
   int64_t nstep;         /* steps taken */
@@ -164,7 +164,7 @@ ms_status ms_data_reserve(ms_data *d, int hcap);
 int ms_spring_blocks(int ns);
 double ms_spring_energy(const ms_model *m, const double *x);
 double ms_spring_coefs(const ms_model *m, const double *x, double *fc, double *rc, double rscale,
-                       double *eblk);
+                       double *es, double *eblk);
 void ms_spring_gather(const ms_model *m, const double *x, const double *c, double *out,
                       const double *c2, double *out2);
 double ms_spring_forces(const ms_model *m, ms_data *d, const double *x, double *f, int energy);
@@ -241,6 +241,6 @@ void ms_chol_zero(ms_chol *ch);
 void ms_chol_add_vertex(ms_chol *ch, const ms_model *m, int v, const double *blk);
 void ms_chol_add_spring(ms_chol *ch, const ms_model *m, int s, const double *blk);
 ms_status ms_chol_factor(ms_chol *ch, int *column);
-ms_status ms_chol_solve(ms_chol *ch, double *rhs, int nrhs);
+ms_status ms_chol_solve(ms_chol *ch, double *rhs, int nrhs, int nthread);
 
 #endif

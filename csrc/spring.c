@@ -48,48 +48,43 @@ static void squared_lengths(const ms_model *m, const double *x, int s0, int s1, 
   }
 }
 
-/* energy of springs [s0, s1) from their squared lengths [J] */
-static double block_energy(const ms_model *m, const double *l2, int s0, int s1) {
-  double e = 0;
+/* in place fc[s] = l^2 -> k (r/l - 1); where given, rc[s] = rscale k r / l and es[s] the
+ * spring's energy k/2 (l - r)^2 [J] */
+MS_CLONES static void coefs(const ms_model *m, int s0, int s1, double *restrict fc,
+                            double *restrict rc, double rscale, double *restrict es) {
+  const double *restrict k = m->k, *restrict rest = m->rest;
   for (int s = s0; s < s1; s++) {
-    double stretch = sqrt(l2[s]) - m->rest[s];
-    e += 0.5 * m->k[s] * stretch * stretch;
+    double l = sqrt(fc[s]), ratio = rest[s] / (l > MS_TINY ? l : MS_TINY), stretch = l - rest[s];
+    fc[s] = k[s] * (ratio - 1.0);
+    if (rc) rc[s] = rscale * k[s] * ratio;
+    if (es) es[s] = 0.5 * k[s] * stretch * stretch;
   }
-  return e;
 }
 
-/* in place fc[s] = l^2 -> k (r/l - 1); rc[s] = rscale k r / l where rc is given */
-MS_CLONES static void coefs(const ms_model *m, int s0, int s1, double *restrict fc,
-                            double *restrict rc, double rscale) {
-  const double *restrict k = m->k, *restrict rest = m->rest;
-  if (rc)
-    for (int s = s0; s < s1; s++) {
-      double l = sqrt(fc[s]), ratio = rest[s] / (l > MS_TINY ? l : MS_TINY);
-      fc[s] = k[s] * (ratio - 1.0);
-      rc[s] = rscale * k[s] * ratio;
-    }
-  else
-    for (int s = s0; s < s1; s++) {
-      double l = sqrt(fc[s]);
-      fc[s] = k[s] * (rest[s] / (l > MS_TINY ? l : MS_TINY) - 1.0);
-    }
+/* sum of a[s0 .. s1) in four interleaved lanes: a fixed order without one long add chain */
+static double lane_sum(const double *a, int s0, int s1) {
+  double l0 = 0, l1 = 0, l2 = 0, l3 = 0;
+  int s = s0;
+  for (; s + 4 <= s1; s += 4) l0 += a[s], l1 += a[s + 1], l2 += a[s + 2], l3 += a[s + 3];
+  for (; s < s1; s++) l0 += a[s];
+  return (l0 + l1) + (l2 + l3);
 }
 
 /* fc = force coefficients k (r/l - 1) at x and, where rc is given, rc = rscale k r / l (FMS's
- * projected spring d_s = r (x_i - x_j)/l, weighted); returns the spring energy [J] when eblk
- * (ms_spring_blocks(ns) doubles of scratch) is given, else 0 */
+ * projected spring d_s = r (x_i - x_j)/l, weighted); returns the spring energy [J] when es (ns
+ * doubles) and eblk (ms_spring_blocks(ns) doubles) are given as scratch, else 0 */
 double ms_spring_coefs(const ms_model *m, const double *x, double *fc, double *rc, double rscale,
-                       double *eblk) {
+                       double *es, double *eblk) {
   int nb = ms_spring_blocks(m->ns);
 #pragma omp parallel for schedule(static) num_threads(m->nthread) if (m->nthread > 1)
   for (int b = 0; b < nb; b++) {
     int s0 = b * MS_SBLOCK, s1 = s0 + MS_SBLOCK < m->ns ? s0 + MS_SBLOCK : m->ns;
     squared_lengths(m, x, s0, s1, fc);
-    if (eblk) eblk[b] = block_energy(m, fc, s0, s1);
-    coefs(m, s0, s1, fc, rc, rscale);
+    coefs(m, s0, s1, fc, rc, rscale, es);
+    if (es) eblk[b] = lane_sum(es, s0, s1);
   }
   double e = 0;
-  for (int b = 0; eblk && b < nb; b++) e += eblk[b];
+  for (int b = 0; es && b < nb; b++) e += eblk[b];
   return e;
 }
 
@@ -132,7 +127,7 @@ void ms_spring_gather(const ms_model *m, const double *x, const double *c, doubl
 
 /* f = -grad E at x (d's coefficient scratch); returns E [J] when energy != 0, else 0 */
 double ms_spring_forces(const ms_model *m, ms_data *d, const double *x, double *f, int energy) {
-  double e = ms_spring_coefs(m, x, d->fc, NULL, 0.0, energy ? d->eblk : NULL);
+  double e = ms_spring_coefs(m, x, d->fc, NULL, 0.0, energy ? d->es : NULL, d->eblk);
   ms_spring_gather(m, x, d->fc, f, NULL, NULL);
   return e;
 }

@@ -212,10 +212,10 @@ def targets(rows: list[Row], n: int, threads: int = 1) -> list[tuple[str, bool, 
     return out
 
 
-def scale(n: int = 1000, steps: int = 2) -> dict:
+def scale(n: int = 1000, steps: int = 2, threads: int = 1) -> dict:
     """FMS on an n x n cloth: time per iteration and peak resident memory."""
     start = time.perf_counter()
-    sim = cloth(n)
+    sim = cloth(n, threads)
     build = time.perf_counter() - start
     first = sim.step(H, "fms", iterations=10).seconds
     later = [sim.step(H, "fms", iterations=10).seconds for _ in range(steps - 1)]
@@ -326,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     checks = targets(rows, args.targets, args.threads) if args.targets and args.targets in sizes else []
     for name, passed, measured in checks:
         print(f"{'PASS' if passed else 'FAIL'}  {name}: {measured}")
-    big = scale() if args.scale else None
+    big = scale(threads=args.threads) if args.scale else None
     if big:
         print(f"\n1000 x 1000 FMS: {big['iteration_s'] * 1e3:.0f} ms per iteration, "
               f"first step {big['first_step_s']:.1f} s, peak RSS {big['peak_rss_gib']:.2f} GiB")

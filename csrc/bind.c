@@ -1108,6 +1108,7 @@ static PyObject *add_exception(PyObject *mod, const char *name, const char *doc,
 
 static int core_exec(PyObject *mod) {
   if (_import_array() < 0) return -1;
+  ms_threads_init();
   mod_state *st = PyModule_GetState(mod);
   PyObject *linalg = PyImport_ImportModule("numpy.linalg");
   if (!linalg) return -1;

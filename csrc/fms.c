@@ -204,7 +204,7 @@ static double local_step(const fms_ctx *c, const double *x, double *force) {
 static ms_status iterate(fms_ctx *c, const double *x, double *out) {
   if (!c->rhs_ready) local_step(c, x, NULL);
   c->rhs_ready = 0;
-  ms_status st = ms_chol_solve(c->w->ch, c->w->rhs, 3, c->m->nthread);
+  ms_status st = ms_chol_solve(c->w->ch, c->w->rhs, 3, ms_threads(c->m));
   if (st != MS_OK) return st;
   const int *dof = c->unk.dof;
   for (int v = 0; v < c->m->nv; v++)
@@ -406,7 +406,7 @@ ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o
   memcpy(c.w->xa, c.w->rhs, sizeof(double) * 3 * c.n);
   for (int r = 0; r < reps && st == MS_OK && part == MS_FMS_SOLVE; r++) {
     memcpy(c.w->rhs, c.w->xa, sizeof(double) * 3 * c.n);
-    st = ms_chol_solve(c.w->ch, c.w->rhs, 3, m->nthread);
+    st = ms_chol_solve(c.w->ch, c.w->rhs, 3, ms_threads(m));
   }
   return st;
 }

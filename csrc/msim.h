@@ -156,6 +156,10 @@ ms_status ms_data_alloc(ms_data *d, const ms_model *m);
 void ms_data_free(ms_data *d);
 ms_status ms_data_reserve(ms_data *d, int hcap);
 
+/* threads.c: the thread count of parallel passes (1 in a forked child that lost OpenMP's pool) */
+void ms_threads_init(void);
+int ms_threads(const ms_model *m);
+
 /* spring.c: energies and forces. The passes over springs and vertices run over fixed blocks
  * whose results are combined in block order, so m->nthread changes their speed, never their
  * result. Spring s pulls its end i by c_s (x_i - x_j) with c_s = k (r/l - 1). */

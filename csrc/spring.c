@@ -75,8 +75,8 @@ static double lane_sum(const double *a, int s0, int s1) {
  * doubles) and eblk (ms_spring_blocks(ns) doubles) are given as scratch, else 0 */
 double ms_spring_coefs(const ms_model *m, const double *x, double *fc, double *rc, double rscale,
                        double *es, double *eblk) {
-  int nb = ms_spring_blocks(m->ns);
-#pragma omp parallel for schedule(static) num_threads(m->nthread) if (m->nthread > 1)
+  int nb = ms_spring_blocks(m->ns), nt = ms_threads(m);
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
   for (int b = 0; b < nb; b++) {
     int s0 = b * MS_SBLOCK, s1 = s0 + MS_SBLOCK < m->ns ? s0 + MS_SBLOCK : m->ns;
     squared_lengths(m, x, s0, s1, fc);
@@ -114,8 +114,8 @@ static inline void gather(const ms_model *m, const double *x, int v0, int v1, co
 /* out = sum over each vertex's springs of c_s (x_v - x_w), (nv,3); and out2 from c2 when given */
 void ms_spring_gather(const ms_model *m, const double *x, const double *c, double *out,
                       const double *c2, double *out2) {
-  int nb = (m->nv + MS_VBLOCK - 1) / MS_VBLOCK;
-#pragma omp parallel for schedule(static) num_threads(m->nthread) if (m->nthread > 1)
+  int nb = (m->nv + MS_VBLOCK - 1) / MS_VBLOCK, nt = ms_threads(m);
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
   for (int b = 0; b < nb; b++) {
     int v0 = b * MS_VBLOCK, v1 = v0 + MS_VBLOCK < m->nv ? v0 + MS_VBLOCK : m->nv;
     if (c2)

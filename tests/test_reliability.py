@@ -48,6 +48,24 @@ def test_threads_inside_a_step_change_no_bit_of_the_result(method):
         np.testing.assert_array_equal(velocities, runs[0][1])
 
 
+def _fms_run_with_two_threads(_=None):
+    sim = _cloth(40)
+    sim.threads = 2
+    _steps(sim, "fms", 3, dt=1 / 60)
+    return sim.positions
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork is Linux's multiprocessing default")
+def test_a_forked_child_of_a_threaded_parent_steps_instead_of_hanging():
+    # libgomp's thread pool does not survive fork(): msim runs such a child on one thread
+    import multiprocessing
+
+    parent = _fms_run_with_two_threads()
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        child = pool.map_async(_fms_run_with_two_threads, [0]).get(timeout=60)[0]
+    np.testing.assert_array_equal(child, parent)
+
+
 @pytest.mark.parametrize("value,error,message", [
     (0, ValueError, r"threads: expected an integer in \[1, 1024\], got 0"),
     (2.0, TypeError, r"threads: expected an integer, got float"),

@@ -4,26 +4,43 @@
  */
 #include "msim.h"
 
-/* x(t+h) = x + h v(t); v(t+h) = v + h M^-1 f(x(t)) */
-ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
-                            ms_info *info) {
-  ms_total_forces(m, d, d->x, d->f);
-  for (int i = 0; i < m->nv; i++)
-    for (int t = 0; t < 3; t++) {
-      d->xn[3 * i + t] += h * d->vn[3 * i + t];
-      d->vn[3 * i + t] += h * m->imass[i] * d->f[3 * i + t];
+/* what the vertex blocks of one step share */
+typedef struct {
+  const ms_model *m;
+  ms_data *d;
+  double h;
+  int symplectic;
+} euler_pass;
+
+/* v(t+h) = v + h (M^-1 f + g) with f the spring and contact forces; x(t+h) = x + h v(t)
+ * (explicit) or x + h v(t+h) (symplectic); fixed vertices keep vn = 0 */
+static void euler_block(void *ctx, int lo, int hi) {
+  const euler_pass *p = ctx;
+  const ms_model *m = p->m;
+  ms_data *d = p->d;
+  for (int i = lo; i < hi; i++)
+    for (int t = 0; t < 3 && !m->fixed[i]; t++) {
+      int k = 3 * i + t;
+      double v = d->vn[k], a = m->imass[i] * d->f[k] + m->gravity[t];
+      d->vn[k] = v + p->h * a;
+      d->xn[k] += p->h * (p->symplectic ? d->vn[k] : v);
     }
+}
+
+static ms_status euler(const ms_model *m, ms_data *d, double h, int symplectic) {
+  ms_spring_forces(m, d, d->x, d->f, 0);
+  ms_contact_forces(m, d->x, d->f);
+  euler_pass p = {.m = m, .d = d, .h = h, .symplectic = symplectic};
+  ms_blocks(m, m->nv, MS_VBLOCK, euler_block, &p);
   return MS_OK;
 }
 
-/* v(t+h) = v + h M^-1 f(x(t)); x(t+h) = x + h v(t+h) */
+ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                            ms_info *info) {
+  return euler(m, d, h, 0);
+}
+
 ms_status ms_symplectic_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                               ms_info *info) {
-  ms_total_forces(m, d, d->x, d->f);
-  for (int i = 0; i < m->nv; i++)
-    for (int t = 0; t < 3; t++) {
-      d->vn[3 * i + t] += h * m->imass[i] * d->f[3 * i + t];
-      d->xn[3 * i + t] += h * d->vn[3 * i + t];
-    }
-  return MS_OK;
+  return euler(m, d, h, 1);
 }

@@ -159,6 +159,8 @@ ms_status ms_data_reserve(ms_data *d, int hcap);
 /* threads.c: the thread count of parallel passes (1 in a forked child that lost OpenMP's pool) */
 void ms_threads_init(void);
 int ms_threads(const ms_model *m);
+typedef void (*ms_block_fn)(void *ctx, int lo, int hi);
+void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx);
 
 /* spring.c: energies and forces. The passes over springs and vertices run over fixed blocks
  * whose results are combined in block order, so m->nthread changes their speed, never their

@@ -70,35 +70,47 @@ static double lane_sum(const double *a, int s0, int s1) {
   return (l0 + l1) + (l2 + l3);
 }
 
+/* what the blocks of one coefficient or gather pass share */
+typedef struct {
+  const ms_model *m;
+  const double *x;
+  const double *c, *c2; /* gather: coefficients */
+  double *fc, *rc, *es, *eblk, rscale;
+  double *out, *out2; /* gather: outputs */
+} pass;
+
+static void coef_block(void *ctx, int s0, int s1) {
+  const pass *p = ctx;
+  squared_lengths(p->m, p->x, s0, s1, p->fc);
+  coefs(p->m, s0, s1, p->fc, p->rc, p->rscale, p->es);
+  if (p->es) p->eblk[s0 / MS_SBLOCK] = lane_sum(p->es, s0, s1);
+}
+
 /* fc = force coefficients k (r/l - 1) at x and, where rc is given, rc = rscale k r / l (FMS's
  * projected spring d_s = r (x_i - x_j)/l, weighted); returns the spring energy [J] when es (ns
  * doubles) and eblk (ms_spring_blocks(ns) doubles) are given as scratch, else 0 */
 double ms_spring_coefs(const ms_model *m, const double *x, double *fc, double *rc, double rscale,
                        double *es, double *eblk) {
-  int nb = ms_spring_blocks(m->ns), nt = ms_threads(m);
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-  for (int b = 0; b < nb; b++) {
-    int s0 = b * MS_SBLOCK, s1 = s0 + MS_SBLOCK < m->ns ? s0 + MS_SBLOCK : m->ns;
-    squared_lengths(m, x, s0, s1, fc);
-    coefs(m, s0, s1, fc, rc, rscale, es);
-    if (es) eblk[b] = lane_sum(es, s0, s1);
-  }
+  pass p = {.m = m, .x = x, .fc = fc, .rc = rc, .rscale = rscale, .es = es, .eblk = eblk};
+  ms_blocks(m, m->ns, MS_SBLOCK, coef_block, &p);
   double e = 0;
-  for (int b = 0; es && b < nb; b++) e += eblk[b];
+  for (int b = 0; es && b < ms_spring_blocks(m->ns); b++) e += eblk[b];
   return e;
 }
 
 /* out_v = sum over the springs s at v of c_s (x_v - x_w), w the other end, for v in [v0, v1);
  * with two, also out2 from c2 in the same pass */
-static inline void gather(const ms_model *m, const double *x, int v0, int v1, const double *c,
-                          double *out, const double *c2, double *out2, int two) {
+static inline void gather(const ms_model *m, const double *restrict x, int v0, int v1,
+                          const double *restrict c, double *restrict out, const double *restrict c2,
+                          double *restrict out2, int two) {
+  const int *restrict start = m->adj_start, *restrict adj = m->adj;
   for (int v = v0; v < v1; v++) {
     const double *a = x + 3 * v;
     double s[3] = {0, 0, 0}, s2[3] = {0, 0, 0};
-    for (int p = m->adj_start[v]; p < m->adj_start[v + 1]; p++) {
-      const double *b = x + 3 * m->adj[2 * p];
-      double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]}, cs = c[m->adj[2 * p + 1]];
-      double cs2 = two ? c2[m->adj[2 * p + 1]] : 0.0;
+    for (int p = start[v]; p < start[v + 1]; p++) {
+      const double *b = x + 3 * adj[2 * p];
+      double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]}, cs = c[adj[2 * p + 1]];
+      double cs2 = two ? c2[adj[2 * p + 1]] : 0.0;
       for (int t = 0; t < 3; t++) {
         s[t] += cs * d[t];
         if (two) s2[t] += cs2 * d[t];
@@ -111,18 +123,19 @@ static inline void gather(const ms_model *m, const double *x, int v0, int v1, co
   }
 }
 
+static void gather_block(void *ctx, int v0, int v1) {
+  const pass *p = ctx;
+  if (p->c2)
+    gather(p->m, p->x, v0, v1, p->c, p->out, p->c2, p->out2, 1);
+  else
+    gather(p->m, p->x, v0, v1, p->c, p->out, NULL, NULL, 0);
+}
+
 /* out = sum over each vertex's springs of c_s (x_v - x_w), (nv,3); and out2 from c2 when given */
 void ms_spring_gather(const ms_model *m, const double *x, const double *c, double *out,
                       const double *c2, double *out2) {
-  int nb = (m->nv + MS_VBLOCK - 1) / MS_VBLOCK, nt = ms_threads(m);
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-  for (int b = 0; b < nb; b++) {
-    int v0 = b * MS_VBLOCK, v1 = v0 + MS_VBLOCK < m->nv ? v0 + MS_VBLOCK : m->nv;
-    if (c2)
-      gather(m, x, v0, v1, c, out, c2, out2, 1);
-    else
-      gather(m, x, v0, v1, c, out, NULL, NULL, 0);
-  }
+  pass p = {.m = m, .x = x, .c = c, .out = out, .c2 = c2, .out2 = out2};
+  ms_blocks(m, m->nv, MS_VBLOCK, gather_block, &p);
 }
 
 /* f = -grad E at x (d's coefficient scratch); returns E [J] when energy != 0, else 0 */

@@ -1,5 +1,6 @@
 /* step.c: what every method shares: damping, fixed vertices, divergence and rollback */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "msim.h"
@@ -15,29 +16,46 @@ static const ms_integrator integrators[MS_NMETHOD] = {
     [MS_XPBD] = ms_xpbd,
 };
 
+/* what the vertex blocks of one step share */
+typedef struct {
+  const ms_model *m;
+  ms_data *d;
+  double decay;   /* prepare: exp(-damping h) */
+  atomic_int bad; /* finish: first diverged vertex, nv if none */
+} step_pass;
+
 /* xn = x and vn = exp(-damping h) v, with fixed vertices at rest */
-static void prepare(const ms_model *m, ms_data *d, double h) {
-  double decay = exp(-m->damping * h);
-  memcpy(d->xn, d->x, sizeof(double) * 3 * m->nv);
-  for (int i = 0; i < m->nv; i++)
-    for (int t = 0; t < 3; t++) d->vn[3 * i + t] = m->fixed[i] ? 0.0 : decay * d->v[3 * i + t];
+static void prepare_block(void *ctx, int lo, int hi) {
+  step_pass *p = ctx;
+  const ms_model *m = p->m;
+  ms_data *d = p->d;
+  for (int i = lo; i < hi; i++)
+    for (int t = 0; t < 3; t++) {
+      d->xn[3 * i + t] = d->x[3 * i + t];
+      d->vn[3 * i + t] = m->fixed[i] ? 0.0 : p->decay * d->v[3 * i + t];
+    }
 }
 
-/* first vertex whose next position or velocity is non-finite or beyond MS_BOUND, else -1 */
-static int diverged_vertex(const ms_model *m, const ms_data *d) {
-  for (int i = 0; i < 3 * m->nv; i++)
-    if (!(fabs(d->xn[i]) <= MS_BOUND && fabs(d->vn[i]) <= MS_BOUND)) return i / 3;
-  return -1;
-}
-
-/* fixed vertices stay exactly where the user put them */
-static void hold_fixed(const ms_model *m, ms_data *d) {
-  for (int i = 0; i < m->nv; i++)
-    if (m->fixed[i])
-      for (int t = 0; t < 3; t++) {
-        d->xn[3 * i + t] = d->x[3 * i + t];
-        d->vn[3 * i + t] = 0.0;
+/* fixed vertices back exactly where the user put them; then the first vertex whose next
+ * position or velocity is non-finite or beyond MS_BOUND lowers p->bad (a minimum: the same
+ * whichever block finds it first) */
+static void finish_block(void *ctx, int lo, int hi) {
+  step_pass *p = ctx;
+  const ms_model *m = p->m;
+  ms_data *d = p->d;
+  for (int i = lo; i < hi; i++) {
+    for (int t = 0; t < 3 && m->fixed[i]; t++) {
+      d->xn[3 * i + t] = d->x[3 * i + t];
+      d->vn[3 * i + t] = 0.0;
+    }
+    for (int t = 0; t < 3; t++)
+      if (!(fabs(d->xn[3 * i + t]) <= MS_BOUND && fabs(d->vn[3 * i + t]) <= MS_BOUND)) {
+        int seen = atomic_load(&p->bad);
+        while (i < seen && !atomic_compare_exchange_weak(&p->bad, &seen, i)) {
+        }
+        return;
       }
+  }
 }
 
 ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
@@ -48,14 +66,17 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
     return MS_EINPUT;
 
   // integrate into xn, vn
-  prepare(m, d, h);
+  step_pass p = {.m = m, .d = d, .decay = exp(-m->damping * h)};
+  ms_blocks(m, m->nv, MS_VBLOCK, prepare_block, &p);
   ms_status st = integrators[method](m, d, h, o, info);
   if (st != MS_OK) return st;
   ms_contact_friction(m, d, h);
-  hold_fixed(m, d);
 
   // reject a diverged state, otherwise swap it in
-  info->bad = diverged_vertex(m, d);
+  atomic_init(&p.bad, m->nv);
+  ms_blocks(m, m->nv, MS_VBLOCK, finish_block, &p);
+  int bad = atomic_load(&p.bad);
+  info->bad = bad < m->nv ? bad : -1;
   if (info->bad >= 0) return MS_EDIVERGED;
   double *x = d->x, *v = d->v;
   d->x = d->xn, d->v = d->vn;

@@ -2,18 +2,23 @@
 
 import json
 
+import pytest
+
 from benchmarks import run
 
 
-def test_harness_writes_rows_for_every_method(tmp_path, capsys):
+@pytest.mark.parametrize("n,threads", [(8, 1), (24, 2)])  # 24^2: three vertex blocks
+def test_harness_writes_rows_for_every_method(tmp_path, capsys, n, threads):
     path = tmp_path / "bench.json"
-    args = ["--sizes", "8", "--steps", "1", "--targets", "0", "--no-peers", "--json", str(path)]
+    args = ["--sizes", str(n), "--steps", "1", "--targets", "0", "--no-peers", "--json",
+            str(path), "--threads", str(threads)]
     assert run.main(args) == 0
     out = json.loads(path.read_text())
+    assert out["threads"] == threads
     methods = {r["method"] for r in out["rows"]}
     assert methods == set(run.msim.METHODS)
     for r in out["rows"]:
-        assert r["vertices"] == 64 and r["step"] > 0
+        assert r["vertices"] == n * n and r["step"] > 0
         # every method but XPBD has a NumPy/SciPy twin timed beside it, and the twin's step
         # from the timed state lands where msim's does (a 1 m cloth: round-off is ~1e-13 m)
         assert (r["reference"] is None) == (r["method"] == "xpbd")
@@ -39,7 +44,6 @@ def test_the_taichi_peer_computes_what_msim_computes():
     import os
 
     import numpy as np
-    import pytest
 
     if "MSIM_SANITIZERS" in os.environ:
         pytest.skip("Taichi's LLVM does not load under AddressSanitizer")

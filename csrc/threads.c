@@ -43,6 +43,7 @@ int ms_threads(const ms_model *m) {
  * threads; which thread runs a block never changes what the block computes */
 void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx) {
   int nb = (n + size - 1) / size, nt = ms_threads(m);
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && nb > 1)
+  if (nt > nb) nt = nb; /* no idle threads started */
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
   for (int b = 0; b < nb; b++) fn(ctx, b * size, b * size + size < n ? b * size + size : n);
 }

@@ -251,7 +251,7 @@ static int get_real(PyObject *obj, const char *name, double lo, int strict, doub
   return 0;
 }
 
-/* threads of the spring passes: an integer in [1, MS_MAX_THREADS] */
+/* threads of the passes inside a step: an integer in [1, MS_MAX_THREADS] */
 #define MS_MAX_THREADS 1024
 static int get_threads(PyObject *obj, int *out) {
   if (!PyLong_Check(obj) || PyBool_Check(obj)) {
@@ -259,11 +259,12 @@ static int get_threads(PyObject *obj, int *out) {
                  Py_TYPE(obj)->tp_name);
     return -1;
   }
-  long v = PyLong_AsLong(obj);
+  int overflow;
+  long v = PyLong_AsLongAndOverflow(obj, &overflow);
   if (v == -1 && PyErr_Occurred()) return -1;
-  if (v < 1 || v > MS_MAX_THREADS) {
-    PyErr_Format(PyExc_ValueError, "threads: expected an integer in [1, %d], got %ld",
-                 MS_MAX_THREADS, v);
+  if (overflow || v < 1 || v > MS_MAX_THREADS) {
+    PyErr_Format(PyExc_ValueError, "threads: expected an integer in [1, %d], got %R",
+                 MS_MAX_THREADS, obj);
     return -1;
   }
   *out = (int)v;
@@ -1031,7 +1032,7 @@ static PyGetSetDef System_getset[] = {
     {"friction", (getter)get_scalar, (setter)set_scalar, "Coulomb friction coefficient",
      (void *)&mu_param},
     {"threads", (getter)get_threads_prop, (setter)set_threads_prop,
-     "threads of the spring passes inside a step (results do not depend on it)", NULL},
+     "threads of the passes inside a step (results do not depend on it)", NULL},
     {"time", (getter)get_time, NULL, "simulated time [s]", NULL},
     {"steps", (getter)get_steps, NULL, "steps taken", NULL},
     {"n_vertices", (getter)get_nv, NULL, "number of vertices", NULL},

@@ -61,7 +61,7 @@ typedef struct {
   double kc;            /* contact penalty stiffness [N/m] */
   double cscale;        /* sphere contact radius factor s: contact at s * radius */
   double mu;            /* Coulomb friction coefficient */
-  int nthread;          /* threads of the spring passes (results do not depend on it) */
+  int nthread;          /* threads of the passes inside a step (results do not depend on it) */
   uint64_t rev;         /* bumped when mass, stiffness or the fixed set change */
   uint64_t rev_fixed;   /* bumped when the fixed set changes (sparsity patterns) */
 } ms_model;

@@ -70,6 +70,7 @@ def test_a_forked_child_of_a_threaded_parent_steps_instead_of_hanging():
     (0, ValueError, r"threads: expected an integer in \[1, 1024\], got 0"),
     (2.0, TypeError, r"threads: expected an integer, got float"),
     (True, TypeError, r"threads: expected an integer, got bool"),
+    (2**80, ValueError, r"threads: expected an integer in \[1, 1024\], got 1208925819614629174706176"),
 ])
 def test_bad_thread_counts_are_rejected_and_change_nothing(value, error, message):
     with pytest.raises(error, match=message):

@@ -299,7 +299,7 @@ static int check_ready(SystemObject *s) {
 static PyObject *array_copy(const double *src, npy_intp n, int cols) {
   npy_intp dims[2] = {n, cols};
   PyObject *a = PyArray_SimpleNew(cols ? 2 : 1, dims, NPY_DOUBLE);
-  if (a) memcpy(PyArray_DATA((PyArrayObject *)a), src, sizeof(double) * n * (cols ? cols : 1));
+  if (a && n) memcpy(PyArray_DATA((PyArrayObject *)a), src, sizeof(double) * n * (cols ? cols : 1));
   return a;
 }
 
@@ -799,23 +799,15 @@ static int refuse_delete(PyObject *value, const char *name) {
   return -1;
 }
 
-static PyObject *get_positions(SystemObject *self, void *c) {
+/* positions and velocities getters and setters: closure 0 for x, 1 for v */
+static PyObject *get_points_prop(SystemObject *self, void *which) {
   if (check_ready(self)) return NULL;
   sys_lock(self);
-  PyObject *a = array_copy(self->d.x, self->m.nv, 3);
+  PyObject *a = array_copy(which ? self->d.v : self->d.x, self->m.nv, 3);
   PyThread_release_lock(self->lock);
   return a;
 }
 
-static PyObject *get_velocities(SystemObject *self, void *c) {
-  if (check_ready(self)) return NULL;
-  sys_lock(self);
-  PyObject *a = array_copy(self->d.v, self->m.nv, 3);
-  PyThread_release_lock(self->lock);
-  return a;
-}
-
-/* positions and velocities setters share this: closure 0 for x, 1 for v */
 static int set_points(SystemObject *self, PyObject *value, void *which) {
   const char *name = which ? "velocities" : "positions";
   if (check_ready(self) || refuse_delete(value, name)) return -1;
@@ -953,13 +945,8 @@ static int set_scalar(SystemObject *self, PyObject *value, void *param) {
 /* planes and spheres: closure 0 for planes, 1 for spheres */
 static PyObject *get_colliders_prop(SystemObject *self, void *which) {
   if (check_ready(self)) return NULL;
-  int k = which ? self->m.nsphere : self->m.nplane;
-  npy_intp dims[2] = {k, 4};
-  PyObject *a = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-  if (a && k)
-    memcpy(PyArray_DATA((PyArrayObject *)a), which ? self->m.sphere : self->m.plane,
-           sizeof(double) * 4 * k);
-  return a;
+  return array_copy(which ? self->m.sphere : self->m.plane,
+                    which ? self->m.nsphere : self->m.nplane, 4);
 }
 
 static int set_colliders_prop(SystemObject *self, PyObject *value, void *which) {
@@ -1008,8 +995,9 @@ static PyObject *get_ns(SystemObject *self, void *c) {
 }
 
 static PyGetSetDef System_getset[] = {
-    {"positions", (getter)get_positions, (setter)set_points, "(n,3) positions [m] (a copy)", NULL},
-    {"velocities", (getter)get_velocities, (setter)set_points, "(n,3) velocities [m/s] (a copy)",
+    {"positions", (getter)get_points_prop, (setter)set_points, "(n,3) positions [m] (a copy)",
+     NULL},
+    {"velocities", (getter)get_points_prop, (setter)set_points, "(n,3) velocities [m/s] (a copy)",
      (void *)1},
     {"edges", (getter)get_edges_prop, NULL, "(m,2) spring vertex indices (int64)", NULL},
     {"mass", (getter)get_mass, (setter)set_mass, "(n,) vertex masses [kg]", NULL},

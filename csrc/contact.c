@@ -29,28 +29,19 @@ static int ncollider(const ms_model *m) {
   return m->nplane + m->nsphere;
 }
 
-/* sum of kc/2 phi^2 over free vertices and penetrated colliders [J] */
-double ms_contact_energy(const ms_model *m, const double *x) {
+/* the penalty energy sum of kc/2 phi^2 over free vertices and penetrated colliders [J];
+ * where f is given, also f += kc phi n, from the same penetrations */
+double ms_contact_forces(const ms_model *m, const double *x, double *f) {
   double e = 0, n[3];
   if (!ncollider(m)) return 0;
   for (int i = 0; i < m->nv; i++)
     for (int k = 0; k < ncollider(m) && !m->fixed[i]; k++) {
       double phi = penetration(m, k, x + 3 * i, n);
-      if (phi > 0) e += 0.5 * m->kc * phi * phi;
+      if (phi <= 0) continue;
+      e += 0.5 * m->kc * phi * phi;
+      for (int t = 0; t < 3 && f; t++) f[3 * i + t] += m->kc * phi * n[t];
     }
   return e;
-}
-
-/* f += kc phi n on free vertices */
-void ms_contact_forces(const ms_model *m, const double *x, double *f) {
-  double n[3];
-  if (!ncollider(m)) return;
-  for (int i = 0; i < m->nv; i++)
-    for (int k = 0; k < ncollider(m) && !m->fixed[i]; k++) {
-      double phi = penetration(m, k, x + 3 * i, n);
-      if (phi > 0)
-        for (int t = 0; t < 3; t++) f[3 * i + t] += m->kc * phi * n[t];
-    }
 }
 
 /* blk = kc sum n n^T over the colliders vertex i penetrates (row-major 3x3); 1 if any */

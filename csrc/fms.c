@@ -238,13 +238,6 @@ static ms_status chebyshev_next(fms_ctx *c, int k) {
   return MS_OK;
 }
 
-/* dot product of two (nv,3) vectors */
-static double dot(const double *a, const double *b, int n3) {
-  double s = 0;
-  for (int i = 0; i < n3; i++) s += a[i] * b[i];
-  return s;
-}
-
 /* solve the c x c system (a + eps I) z = b by dense Cholesky, a row-major and destroyed,
  * z into b; eps = 1e-10 max diag regularises near-dependent columns. 0 when it fails */
 static int small_solve(double *a, double *b, int c) {
@@ -293,7 +286,7 @@ static void anderson_push(ms_fms_ws *w, const double *x, const double *g, int n3
   w->next = (p + 1) % m;
   if (w->cols < m) w->cols++;
   for (int q = 0; q < w->cols; q++)
-    w->gram[p * m + q] = w->gram[q * m + p] = dot(df, w->df + (size_t)q * n3, n3);
+    w->gram[p * m + q] = w->gram[q * m + p] = ms_dot(n3, df, w->df + (size_t)q * n3);
 }
 
 /* Anderson mixing x = G(x^k) - dG theta with theta = argmin |f^k - dF theta|; 0 when the
@@ -303,7 +296,7 @@ static int anderson_mix(ms_fms_ws *w, double *x, const double *g, int n3) {
   double *a = w->small, *b = w->small + c * c;
   for (int i = 0; i < c; i++) {
     for (int q = 0; q < c; q++) a[i * c + q] = w->gram[i * m + q];
-    b[i] = dot(w->df + (size_t)i * n3, w->xb, n3);
+    b[i] = ms_dot(n3, w->df + (size_t)i * n3, w->xb);
   }
   if (!small_solve(a, b, c)) return 0;
   memcpy(x, g, sizeof(double) * n3);

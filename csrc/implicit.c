@@ -79,12 +79,6 @@ static double clock_s(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-static double dot(int n, const double *a, const double *b) {
-  double s = 0;
-  for (int k = 0; k < n; k++) s += a[k] * b[k];
-  return s;
-}
-
 /* history entry i: residual and objective */
 static void record(ms_data *d, int i, double res, double obj) {
   d->hres[i] = res;
@@ -174,7 +168,7 @@ static ms_status factor(const ms_model *m, ms_implicit *w, ms_info *info) {
 /* backtracking Armijo step length along p from x, where g(x) = obj and d->g = grad g(x);
  * near the minimum g's change drowns in rounding, so a change within that is accepted */
 static double line_search(const ms_model *m, ms_data *d, ms_implicit *w, double h, double obj) {
-  double slope = dot(3 * m->nv, d->g, w->p), alpha = 1.0, noise = MS_ROUNDING * fabs(obj);
+  double slope = ms_dot(3 * m->nv, d->g, w->p), alpha = 1.0, noise = MS_ROUNDING * fabs(obj);
   for (; alpha > MS_MIN_STEP; alpha *= 0.5) {
     for (int k = 0; k < 3 * m->nv; k++) w->x1[k] = d->xn[k] + alpha * w->p[k];
     double g1 = ms_objective(m, w->x1, d->y, h);
@@ -278,8 +272,8 @@ static void precondition(const ms_model *m, const ms_implicit *w, const double *
 static void record_solve(const ms_model *m, ms_data *d, int i, const double *b, const double *z,
                          const double *r, double bnorm) {
   int n3 = 3 * m->nv;
-  double q = -0.5 * (dot(n3, z, b) + dot(n3, z, r));
-  record(d, i, bnorm > 0 ? sqrt(dot(n3, r, r)) / bnorm : 0.0, q);
+  double q = -0.5 * (ms_dot(n3, z, b) + ms_dot(n3, z, r));
+  record(d, i, bnorm > 0 ? sqrt(ms_dot(n3, r, r)) / bnorm : 0.0, q);
 }
 
 /* solve A z = b (z starts at 0) by block-Jacobi-preconditioned CG or block-Jacobi iteration,
@@ -287,17 +281,17 @@ static void record_solve(const ms_model *m, ms_data *d, int i, const double *b, 
 static ms_status iterate(const ms_model *m, ms_data *d, ms_implicit *w, const ms_opt *o,
                          const double *b, double *z, ms_info *info) {
   int n3 = 3 * m->nv, it = 0, cg = o->solver == MS_SOLVE_CG;
-  double bnorm = sqrt(dot(n3, b, b)), *r = w->r, *p = w->p, *q = w->q;
+  double bnorm = sqrt(ms_dot(n3, b, b)), *r = w->r, *p = w->p, *q = w->q;
   memset(z, 0, sizeof(double) * n3);
   memcpy(r, b, sizeof(double) * n3);
   precondition(m, w, r, p);
-  double rz = dot(n3, r, p), rel = bnorm > 0 ? 1.0 : 0.0;
+  double rz = ms_dot(n3, r, p), rel = bnorm > 0 ? 1.0 : 0.0;
   record(d, 0, rel, 0.0);
   while (it < o->iterations && !(o->tol > 0 && rel <= o->tol) && isfinite(rel) && bnorm > 0) {
     if (cg) {
       // conjugate gradient step along p; p.A p <= 0 proves A indefinite
       apply(m, w, p, q);
-      double pq = dot(n3, p, q);
+      double pq = ms_dot(n3, p, q);
       if (!(pq > 0)) return MS_ENOTPD;
       double alpha = rz / pq;
       for (int k = 0; k < n3; k++) z[k] += alpha * p[k], r[k] -= alpha * q[k];
@@ -312,7 +306,7 @@ static ms_status iterate(const ms_model *m, ms_data *d, ms_implicit *w, const ms
     rel = d->hres[it];
     if (cg) {
       precondition(m, w, r, q);
-      double rz1 = dot(n3, r, q);
+      double rz1 = ms_dot(n3, r, q);
       for (int k = 0; k < n3; k++) p[k] = q[k] + rz1 / rz * p[k];
       rz = rz1;
     }
@@ -357,7 +351,7 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
     if (st != MS_OK) return st;
     apply(m, w, dv, w->r);
     for (int k = 0; k < n3; k++) w->r[k] = b[k] - w->r[k];
-    double bnorm = sqrt(dot(n3, b, b));
+    double bnorm = sqrt(ms_dot(n3, b, b));
     record(d, 0, bnorm > 0 ? 1.0 : 0.0, 0.0);
     record_solve(m, d, 1, b, dv, w->r, bnorm);
     info->iters = 1, info->nhist = 2, info->converged = 1;

@@ -9,6 +9,7 @@
 #define MSIM_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* status codes returned by core calls */
@@ -184,8 +185,7 @@ ms_energies ms_energy(const ms_model *m, const ms_data *d);
 void ms_spring_hessian(const ms_model *m, const double *x, int s, ms_spd spd, double blk[9]);
 
 /* contact.c: planes and spheres (penalty, projection, friction) */
-double ms_contact_energy(const ms_model *m, const double *x);
-void ms_contact_forces(const ms_model *m, const double *x, double *f);
+double ms_contact_forces(const ms_model *m, const double *x, double *f);
 int ms_contact_hessian(const ms_model *m, const double *x, int i, double *blk);
 void ms_contact_project(const ms_model *m, const double *ref, double *x);
 void ms_contact_friction(const ms_model *m, ms_data *d, double h);
@@ -198,13 +198,11 @@ double ms_objective_grad(const ms_model *m, ms_data *d, const double *x, const d
 double ms_objective_finish(const ms_model *m, const double *x, const double *y, double h,
                            double *grad, double spring, double *obj);
 
-/* unit vector u from x_j to x_i of spring s and its length; +x for a zero-length spring */
-static inline double ms_spring_dir(const ms_model *m, const double *x, int s, double u[3]) {
-  const double *a = x + 3 * m->edge[2 * s], *b = x + 3 * m->edge[2 * s + 1];
-  double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-  double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), inv = len > 0 ? 1.0 / len : 0.0;
-  for (int t = 0; t < 3; t++) u[t] = len > 0 ? d[t] * inv : (t == 0);
-  return len;
+/* a.b over n entries */
+static inline double ms_dot(int n, const double *a, const double *b) {
+  double s = 0;
+  for (int k = 0; k < n; k++) s += a[k] * b[k];
+  return s;
 }
 
 /* explicit.c: explicit and symplectic Euler */

@@ -27,7 +27,7 @@ double ms_objective(const ms_model *m, const double *x, const double *y, double 
     double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
     e += 0.5 * m->mass[i] * (dx * dx + dy * dy + dz * dz);
   }
-  return e / (h * h) + ms_spring_energy(m, x) + ms_contact_energy(m, x);
+  return e / (h * h) + ms_spring_energy(m, x) + ms_contact_forces(m, x, NULL);
 }
 
 /* grad = M (x - y) / h^2 - f_spring(x) - f_contact(x) [N], zero on fixed vertices, and
@@ -42,8 +42,7 @@ double ms_objective_grad(const ms_model *m, ms_data *d, const double *x, const d
  * spring their energy; adds contact and inertia */
 double ms_objective_finish(const ms_model *m, const double *x, const double *y, double h,
                            double *grad, double spring, double *obj) {
-  double e = spring + ms_contact_energy(m, x), inertia = 0, norm = 0;
-  ms_contact_forces(m, x, grad);
+  double e = spring + ms_contact_forces(m, x, grad), inertia = 0, norm = 0;
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {
       int k = 3 * i + t;

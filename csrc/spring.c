@@ -155,7 +155,8 @@ void ms_total_forces(const ms_model *m, ms_data *d, const double *x, double *f) 
 
 /* kinetic 1/2 m v^2, spring, gravity -m g.x and contact penalty energies of the state */
 ms_energies ms_energy(const ms_model *m, const ms_data *d) {
-  ms_energies e = {.spring = ms_spring_energy(m, d->x), .collision = ms_contact_energy(m, d->x)};
+  ms_energies e = {.spring = ms_spring_energy(m, d->x),
+                   .collision = ms_contact_forces(m, d->x, NULL)};
   for (int i = 0; i < m->nv; i++) {
     const double *x = d->x + 3 * i, *v = d->v + 3 * i;
     e.kinetic += 0.5 * m->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);

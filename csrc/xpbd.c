@@ -42,6 +42,15 @@ static ms_status workspace(const ms_model *m, ms_data *d) {
   return w->lambda && w->x0 ? MS_OK : MS_ENOMEM;
 }
 
+/* unit vector u from x_j to x_i of spring s and its length; +x for a zero-length spring */
+static double spring_dir(const ms_model *m, const double *x, int s, double u[3]) {
+  const double *a = x + 3 * m->edge[2 * s], *b = x + 3 * m->edge[2 * s + 1];
+  double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+  double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), inv = len > 0 ? 1.0 / len : 0.0;
+  for (int t = 0; t < 3; t++) u[t] = len > 0 ? d[t] * inv : (t == 0);
+  return len;
+}
+
 /* 1 when spring s can act: finite compliance and at least one free end */
 static int active(const ms_model *m, int s) {
   return m->k[s] > 0 && m->imass[m->edge[2 * s]] + m->imass[m->edge[2 * s + 1]] > 0;
@@ -55,7 +64,7 @@ static void sweep(const ms_model *m, double *x, const double *x0, double *lambda
     int i = m->edge[2 * s], j = m->edge[2 * s + 1];
     double wi = m->imass[i], wj = m->imass[j], u[3];
     double at = 1.0 / (m->k[s] * hs * hs), gamma = beta / (m->k[s] * hs);
-    double c = ms_spring_dir(m, x, s, u) - m->rest[s], rate = 0;
+    double c = spring_dir(m, x, s, u) - m->rest[s], rate = 0;
     for (int t = 0; t < 3; t++)
       rate += u[t] * ((x[3 * i + t] - x0[3 * i + t]) - (x[3 * j + t] - x0[3 * j + t]));
     double dl = (-c - at * lambda[s] - gamma * rate) / ((1 + gamma) * (wi + wj) + at);
@@ -72,7 +81,7 @@ static double residual(const ms_model *m, const double *x, const double *lambda,
   double r2 = 0;
   for (int s = 0; s < m->ns; s++) {
     if (!active(m, s)) continue;
-    double u[3], c = ms_spring_dir(m, x, s, u) - m->rest[s] + lambda[s] / (m->k[s] * hs * hs);
+    double u[3], c = spring_dir(m, x, s, u) - m->rest[s] + lambda[s] / (m->k[s] * hs * hs);
     r2 += c * c;
   }
   return sqrt(r2);

@@ -16,14 +16,17 @@ def errors() -> dict[str, np.ndarray]:
     sim = gust_curtain(21)
     problem = ref_fms.step_problem(sim, H)
     tol = 1e-10 * np.linalg.norm(problem.gradient(problem.y))
-    _, newton = ref_fms.newton(problem, tol=tol)
+    # g* from msim's own Newton (exact Hessian, line search), independent of the SciPy Newton
+    # whose history is checked below
+    g_star = sim.copy().step(H, "implicit_euler", spd="none", line_search=True, tol=1e-10,
+                             max_iterations=50).objectives[-1]
     runs = {
         "fms": {"method": "fms"},
         "chebyshev": {"method": "fms", "acceleration": "chebyshev"},
         "anderson": {"method": "fms", "acceleration": "anderson"},
         "newton": lambda s, dt, k: ref_fms.newton(ref_fms.step_problem(s, dt), tol=tol)[1],
     }
-    return fms_convergence(sim, H, ITERATIONS, runs, g_star=newton[-1])
+    return fms_convergence(sim, H, ITERATIONS, runs, g_star=g_star)
 
 
 def test_plain_fms_decreases_g_monotonically_towards_newtons_minimum(errors):
@@ -53,6 +56,11 @@ def test_acceleration_beats_plain_fms_in_iterations_to_an_accuracy_and_at_equal_
 
 def test_newton_converges_quadratically_in_a_few_iterations(errors):
     e = errors["newton"]
-    assert len(e) <= 8 and e[-1] == 0.0
+    # the SciPy Newton ends on msim's minimum (an independent solver) to round-off in g
+    assert len(e) <= 8 and abs(e[-1]) < 1e-14
+    # quadratic: once close, each error is below the previous one to the power 1.5 (linear
+    # convergence, as plain FMS shows, would not be)
+    for k in (1, 2):
+        assert 0 <= e[k + 1] <= e[k] ** 1.5, (k, e[: k + 2])
     # one Newton iteration beats one FMS iteration, ten FMS iterations beat it (as in the paper)
     assert errors["fms"][10] < e[1] < errors["fms"][1]

@@ -8,8 +8,7 @@ import pytest
 import msim
 
 
-def oscillator(k: float = 100.0, m: float = 1.0, stretch: float = 0.01,
-               method_dt: float | None = None) -> msim.System:
+def oscillator(k: float = 100.0, m: float = 1.0, stretch: float = 0.01) -> msim.System:
     """Vertex 0 fixed at the origin, vertex 1 on the x axis at 1 + stretch; no gravity.
 
     Along the axis the spring force is exactly -k u (u = stretch), a linear oscillator with

@@ -76,6 +76,11 @@ def test_cloth_dropped_on_the_ground_never_sinks_further_than_physics_allows(met
     if method != "symplectic_euler":  # the others dissipate: the cloth comes to rest on it
         assert np.abs(sim.velocities).max() < 0.05
         np.testing.assert_allclose(sim.positions[:, 1], 0.0, atol=2 * m * g / sim.contact_stiffness)
+        # at rest every vertex (flat cloth: springs push sideways only) balances its own
+        # weight: the penalty by k_c depth = m g, projection exactly on the plane
+        depth = 0.0 if method in PROJECTION else m * g / sim.contact_stiffness
+        np.testing.assert_allclose(sim.positions[:, 1], -depth, rtol=1e-9, atol=1e-12)
+        assert np.abs(sim.velocities).max() < 1e-9
 
 
 @pytest.mark.parametrize("method", sorted(METHOD_DT))
@@ -127,6 +132,13 @@ def test_coulomb_friction_stops_a_slider_after_v0_squared_over_2_mu_g(method):
     # each step takes mu g h off the speed: the sum of the steps' travel is
     # v0^2 / (2 mu g) - v0 h / 2, the continuous value less half a step
     assert travel == pytest.approx(v0**2 / (2 * mu * g) - v0 * h / 2, rel=0.01)
+    # exactly: K = floor(v0 / (mu g h)) whole steps, step k travelling h (v0 - k mu g h); the
+    # last, partial step's friction cancels its travel. Projection ends on the plane exactly,
+    # the penalty normal force wobbles a little (most in symplectic Euler)
+    steps = np.floor(v0 / (mu * g * h))
+    exact = h * steps * v0 - mu * g * h**2 * steps * (steps + 1) / 2
+    rel = {"fms": 1e-12, "xpbd": 1e-12, "symplectic_euler": 1e-5}.get(method, 1e-7)
+    assert travel == pytest.approx(exact, rel=rel)
 
 
 def test_no_friction_slides_on_and_colliders_pickle():

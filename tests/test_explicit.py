@@ -46,6 +46,11 @@ def test_symplectic_euler_conserves_its_modified_energy_over_1e4_steps():
     # the true energy stays within the band the invariant implies: |E/E0 - 1| <= w h / 2 ...
     e0 = 0.5 * k * 0.01**2
     assert np.max(np.abs(np.array(energy) / e0 - 1)) < np.sqrt(omega2) * h
+    # ... and exactly: with a = w u, b = v the invariant is a^2 + b^2 - w h a b, whose form has
+    # eigenvalues 1 -/+ w h / 2, so E / E0 sweeps [1 / (1 + w h/2), 1 / (1 - w h/2)]
+    wh = np.sqrt(omega2) * h
+    assert max(energy) / e0 == pytest.approx(1 / (1 - wh / 2), rel=1e-6)
+    assert min(energy) / e0 == pytest.approx(1 / (1 + wh / 2), rel=1e-6)
 
 
 @pytest.mark.parametrize("method,shift", [("explicit_euler", -1), ("symplectic_euler", 1)])
@@ -120,6 +125,17 @@ def test_damping_dissipates_a_swinging_cloth(cloth):
     # 2 s at rate 1/s: the damped cloth has lost most of its motion
     assert damped.energy()["kinetic"] < 0.5 * cloth.energy()["kinetic"]
     assert damped.energy()["total"] < cloth.energy()["total"]
+    # unpinned, springs cancel in pairs: momentum follows P' = q P + h M g with q = e^{-c h}
+    free = cloth.copy()
+    free.fixed, free.damping = [], 1.0
+    h, n, mass = 1e-3, 500, free.mass[:, None]
+    q = np.exp(-free.damping * h)
+    p0 = (mass * free.velocities).sum(axis=0)
+    for _ in range(n):
+        free.step(h, method="symplectic_euler")
+    expected = q**n * p0 + h * mass.sum() * free.gravity * (1 - q**n) / (1 - q)
+    np.testing.assert_allclose((mass * free.velocities).sum(axis=0), expected, rtol=1e-12,
+                               atol=1e-13)
 
 
 def test_explicit_euler_diverges_and_leaves_the_state_as_before(cloth):

@@ -27,6 +27,14 @@ def test_support_force_of_a_hanging_chain_equals_its_weight(iterations):
     weight = (N - 1) * MASS * G
     assert support[1] == pytest.approx(-weight, rel=0.03)
     assert np.allclose(sim.velocities, 0, atol=1e-3)
+    # settled, the XPBD fixed point is static equilibrium (lambda / h^2 = k C): spring i carries
+    # the weight of the N - 1 - i vertices below it; a finite sweep count leaves a small error
+    tol = 1e-4 if iterations < 100 else 1e-10
+    x = sim.positions
+    stretch = np.linalg.norm(np.diff(x, axis=0), axis=1) - 1 / (N - 1)
+    np.testing.assert_allclose(stretch, (N - 1 - np.arange(N - 1)) * MASS * G / K, rtol=tol)
+    assert support[1] == pytest.approx(-weight, rel=tol)
+    np.testing.assert_allclose(sim.velocities, 0, atol=1e-10)
 
 
 def test_stiffness_does_not_depend_on_the_iteration_count():

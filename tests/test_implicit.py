@@ -173,6 +173,11 @@ def test_indefinite_system_raises_with_a_column_and_keeps_the_state(method, opti
     for a, b in zip(before, _state(sim)):
         np.testing.assert_array_equal(a, b)
     sim.step(1.0, method, **options)  # the default clamp makes it definite
+    # and the clamped step is the reference's (SciPy, the same clamp)
+    step = (ref_implicit.implicit_euler if method == "implicit_euler"
+            else ref_implicit.linearized_implicit)
+    x1, _ = step(*before[:2], 1.0, gravity=sim.gravity, **_model(sim))
+    np.testing.assert_allclose(sim.positions, x1, atol=1e-12)
 
 
 @pytest.mark.parametrize("method", ["implicit_euler", "linearized_implicit"])

@@ -40,6 +40,7 @@ def test_volume_formats_round_trip(tmp_path, suffix):
     assert mesh.vertices.shape == v.shape and len(mesh.edges) == len(expected.edges)
     np.testing.assert_array_equal(mesh.edges, expected.edges)
     assert len(mesh.faces) == len(expected.faces)
+    np.testing.assert_array_equal(mesh.vertices, v)  # float64 text or binary: bit-exact
 
 
 @pytest.mark.parametrize("suffix", [".obj", ".ply", ".off"])
@@ -51,6 +52,8 @@ def test_surface_formats_round_trip(tmp_path, suffix):
     mesh = read_mesh(path)
     assert len(mesh.faces) == len(cloth.faces)
     assert len(mesh.vertices) == 20 and len(mesh.edges) == len(expected.edges) == 43
+    np.testing.assert_array_equal(mesh.vertices, cloth.vertices)
+    np.testing.assert_array_equal(mesh.faces, cloth.faces)
 
 
 def test_trajectory_writes_obj_sequence_and_vtu_series(tmp_path):

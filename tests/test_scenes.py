@@ -44,3 +44,8 @@ def test_jelly_cube_rests_on_the_ground():
     traj = scene.run(60, "implicit_euler")
     lowest = traj.positions[:, :, 1].min(axis=1)
     assert lowest[-1] > -1e-3 and lowest[-1] < 0.05  # landed, not sunk
+    # at rest the ground's penalty carries the whole weight: k_c sum(depth) = M g
+    sim = scene.system
+    depth = np.maximum(-traj.positions[-1, :, 1], 0.0).sum()
+    weight = sim.mass.sum() * -sim.gravity[1]
+    assert sim.contact_stiffness * depth == pytest.approx(weight, rel=1e-4)

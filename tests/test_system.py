@@ -145,12 +145,15 @@ def test_empty_system_and_single_vertex_step():
     single = msim.System([[0.0, 1.0, 0.0]], np.zeros((0, 2), int), mass=2.0)
     single.step(0.5, method="explicit_euler")
     np.testing.assert_allclose(single.velocities, [[0, -9.81 * 0.5, 0]])
+    np.testing.assert_array_equal(single.positions, [[0.0, 1.0, 0.0]])  # x moves with v(t) = 0
 
 
 def test_coincident_vertices_make_no_nan():
     sim = msim.System(np.zeros((2, 3)), [[0, 1]], rest_lengths=[0.0])
     sim.step(0.01, method="symplectic_euler")
     assert np.all(np.isfinite(sim.positions)) and sim.energy()["spring"] == 0.0
+    # a zero-length spring at zero rest length pushes nothing: both fall freely, x = h^2 g
+    np.testing.assert_allclose(sim.positions, [[0, -9.81e-4, 0]] * 2, rtol=1e-15, atol=0)
 
 
 def test_methods_table_matches_the_core():

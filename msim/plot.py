@@ -27,6 +27,7 @@ def energy(runs: Trajectory | Iterable[Trajectory], *, terms: Iterable[str] = ("
     is labelled with the run's method, step and the options it was given.
     """
     runs = [runs] if isinstance(runs, Trajectory) else list(runs)
+    terms = tuple(terms)  # read once: a generator would be used up by the first run
     fig, ax = _axes(ax)
     for run in runs:
         for term in terms:
@@ -34,7 +35,7 @@ def energy(runs: Trajectory | Iterable[Trajectory], *, terms: Iterable[str] = ("
             label = f"{run.method} h={run.dt:.3g}"
             if run.options:
                 label += " (" + ", ".join(f"{k}={v}" for k, v in run.options.items()) + ")"
-            if len(tuple(terms)) > 1:
+            if len(terms) > 1:
                 label += f" {term}"
             if run.diverged is not None:
                 label += f" (diverged at step {run.diverged})"

@@ -27,6 +27,9 @@ def test_energy_overlays_runs_and_terms(run):
     assert isinstance(fig, Figure) and len(lines) == 4
     np.testing.assert_array_equal(lines[1].get_ydata(), traj.energies["total"])
     assert lines[0].get_label() == "symplectic_euler h=0.001 kinetic"
+    # terms may be any iterable, a generator included: still two lines per run
+    fig = plot.energy([traj, traj], terms=(t for t in ("kinetic", "total")))
+    assert len(fig.axes[0].get_lines()) == 4
     fms = sim.simulate(2, 0.1, "fms", iterations=3)
     assert plot.energy(fms).axes[0].get_lines()[0].get_label() == "fms h=0.1 (iterations=3)"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import mesh as meshes
+from . import scenes
 from .methods import METHODS
-from .system import System, Trajectory
+from .system import Trajectory
 
 
 # (method, dt, options) rows of the demo: each method at a step it is known for
@@ -31,19 +31,15 @@ def demo(out: Path, seconds: float = 2.0) -> list[Trajectory]:
     Prints a table (method, dt, steps, wall seconds, final energy) and writes energy.png and
     frame.png into `out`.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from . import plot
-
-    cloth = meshes.cloth_grid(20, 20, size=1.0)
+    plot = _headless_plot()
+    cloth = scenes.hanging_cloth(20)
     runs = []
-    print(f"20x20 cloth, {len(cloth.edges)} springs, pinned at vertices 0 and 19, "
+    print(f"20x20 cloth, {cloth.system.n_springs} springs, pinned at vertices 0 and 19, "
           f"{seconds:g} s simulated\n")
     print("| method | dt [s] | steps | wall [s] | final energy [J] |")
     print("|---|---|---|---|---|")
     for method, dt, options in DEMO_RUNS:
-        sim = System(cloth.vertices, cloth.edges, mass=0.01, stiffness=1000.0, fixed=[0, 19])
+        sim = cloth.system.copy()
         steps = int(round(seconds / dt))
         traj = sim.simulate(steps, dt, method, record_every=max(1, steps // 200),
                             on_divergence="stop", **options)
@@ -65,6 +61,16 @@ def demo(out: Path, seconds: float = 2.0) -> list[Trajectory]:
     return runs
 
 
+def _headless_plot():
+    """msim.plot on matplotlib's file-only backend (the commands run without a screen)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from . import plot
+
+    return plot
+
+
 def _robust_limits(runs: list[Trajectory]) -> tuple[float, float]:
     """Energy axis limits that show the stable runs and clip a diverging one."""
     stable = np.concatenate([r.energies["total"] for r in runs if r.diverged is None])
@@ -75,15 +81,10 @@ def _robust_limits(runs: list[Trajectory]) -> tuple[float, float]:
 
 def compare_cli(methods: list[str], dt: float, steps: int, size: int, out: Path) -> None:
     """Compare methods on a size x size pinned cloth: print the table, save the energy plot."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from . import plot
     from .compare import compare
 
-    cloth = meshes.cloth_grid(size, size)
-    sim = System(cloth.vertices, cloth.edges, mass=0.01, stiffness=1000.0,
-                 fixed=[0, size - 1])
+    plot = _headless_plot()
+    sim = scenes.hanging_cloth(size).system
     table, runs = compare(sim, methods, steps=steps, dt=dt, return_trajectories=True)
     print(table)
     out.mkdir(parents=True, exist_ok=True)

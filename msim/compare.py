@@ -13,14 +13,16 @@ from .system import System, Trajectory
 from .table import make_table
 
 
+def spring_strain(sim: System) -> np.ndarray:
+    """(m,) strain (l - r) / r of every spring (dimensionless), 0 where the rest length is 0."""
+    x, e, r = sim.positions, sim.edges, sim.rest_lengths
+    length = np.linalg.norm(x[e[:, 0]] - x[e[:, 1]], axis=1)
+    return np.divide(length - r, r, out=np.zeros_like(r), where=r > 0)
+
+
 def max_strain(sim: System) -> float:
     """Largest |l - r| / r over springs with r > 0 (dimensionless)."""
-    x, e, r = sim.positions, sim.edges, sim.rest_lengths
-    if len(e) == 0:
-        return 0.0
-    length = np.linalg.norm(x[e[:, 0]] - x[e[:, 1]], axis=1)
-    ok = r > 0
-    return float(np.max(np.abs(length[ok] - r[ok]) / r[ok], initial=0.0))
+    return float(np.max(np.abs(spring_strain(sim)), initial=0.0))
 
 
 def _per_method(name: str, value: Any, method: str) -> Any:

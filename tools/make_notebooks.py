@@ -255,7 +255,7 @@ COMPARED = [
 
         import msim
         import msim.plot
-        from msim.compare import max_strain
+        from msim.compare import max_strain, spring_strain
 
         MESH = msim.mesh.cloth_grid(15, 15)
         METHODS = list(msim.METHODS)  # explicit, symplectic, implicit, linearised, fms, xpbd
@@ -400,9 +400,7 @@ COMPARED = [
         for method in ["fms", "xpbd"]:
             sim = make()
             sim.simulate(30, 1 / 30, method, iterations=10)
-            x = sim.positions
-            length = np.linalg.norm(x[MESH.edges[:, 0]] - x[MESH.edges[:, 1]], axis=1)
-            frames[method] = x, (length - sim.rest_lengths) / sim.rest_lengths
+            frames[method] = sim.positions, spring_strain(sim)
         limit = max(np.abs(strain).max() for _, strain in frames.values())
         for k, (method, (x, strain)) in enumerate(frames.items()):
             ax = fig.add_subplot(1, 2, k + 1, projection="3d")

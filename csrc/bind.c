@@ -25,6 +25,7 @@ typedef struct {
   PyObject *NotPositiveDefiniteError;
   PyObject *CholmodError;
   PyObject *SystemType;
+  unsigned long main_thread; /* the thread Python's signal handlers run on */
 } mod_state;
 
 static struct PyModuleDef core_module;
@@ -115,21 +116,17 @@ static int check_values(const double *v, npy_intp n, const char *name, double lo
   return 0;
 }
 
-/* validated (n,3) array of finite reals; n < 0 accepts any count */
-static PyArrayObject *get_points(PyObject *obj, const char *name, npy_intp n) {
-  PyArrayObject *a = to_array(obj, name, NPY_DOUBLE);
-  if (!a) return NULL;
+/* ValueError unless a is an (n,3) array of finite reals; n < 0 accepts any count */
+static int check_points(PyArrayObject *a, const char *name, npy_intp n) {
   char expected[64];
   if (n < 0)
     snprintf(expected, sizeof(expected), "(n, 3)");
   else
     snprintf(expected, sizeof(expected), "(%zd, 3)", (Py_ssize_t)n);
-  if (check_shape(a, name, 2, n, 3, expected) ||
-      check_values(PyArray_DATA(a), PyArray_SIZE(a), name, -INFINITY, 0)) {
-    Py_DECREF(a);
-    return NULL;
-  }
-  return a;
+  return check_shape(a, name, 2, n, 3, expected) ||
+                 check_values(PyArray_DATA(a), PyArray_SIZE(a), name, -INFINITY, 0)
+             ? -1
+             : 0;
 }
 
 /* validated (m,2) edge array: indices in [0, nv), no self-loops */
@@ -160,70 +157,86 @@ fail:
   return NULL;
 }
 
-/* write a scalar or (n,) array of values >= lo (> lo when strict) into out[n]; out is
+/* obj as a validated (n,3) array of finite reals; n < 0 accepts any count */
+static PyArrayObject *get_points(PyObject *obj, const char *name, npy_intp n) {
+  PyArrayObject *a = to_array(obj, name, NPY_DOUBLE);
+  if (a && check_points(a, name, n)) Py_CLEAR(a);
+  return a;
+}
+
+/* write a scalar or (n,) array a of values >= lo (> lo when strict) into out[n]; out is
  * untouched on error */
+static int per_values(PyArrayObject *a, const char *name, npy_intp n, const char *per, double lo,
+                      int strict, double *out) {
+  if (PyArray_NDIM(a) != 0) {
+    char expected[96];
+    snprintf(expected, sizeof(expected), "(%zd,) (one per %s) or a scalar", (Py_ssize_t)n, per);
+    if (check_shape(a, name, 1, n, -1, expected)) return -1;
+  }
+  const double *v = PyArray_DATA(a);
+  if (check_values(v, PyArray_SIZE(a), name, lo, strict)) return -1;
+  for (npy_intp i = 0; i < n; i++) out[i] = PyArray_NDIM(a) ? v[i] : v[0];
+  return 0;
+}
+
+/* per_values of obj converted to an array */
 static int get_per(PyObject *obj, const char *name, npy_intp n, const char *per, double lo,
                    int strict, double *out) {
   PyArrayObject *a = to_array(obj, name, NPY_DOUBLE);
   if (!a) return -1;
-  if (PyArray_NDIM(a) != 0) {
-    char expected[96];
-    snprintf(expected, sizeof(expected), "(%zd,) (one per %s) or a scalar", (Py_ssize_t)n, per);
-    if (check_shape(a, name, 1, n, -1, expected)) goto fail;
-  }
-  const double *v = PyArray_DATA(a);
-  if (check_values(v, PyArray_SIZE(a), name, lo, strict)) goto fail;
-  for (npy_intp i = 0; i < n; i++) out[i] = PyArray_NDIM(a) ? v[i] : v[0];
+  int err = per_values(a, name, n, per, lo, strict, out);
   Py_DECREF(a);
-  return 0;
-fail:
-  Py_DECREF(a);
-  return -1;
+  return err;
 }
 
-/* write the fixed mask from None, a boolean (nv,) mask or vertex indices into out[nv] */
-static int get_fixed(PyObject *obj, npy_intp nv, unsigned char *out) {
+/* the fixed set as given: a boolean mask, or int64 vertex indices (None: none) */
+static PyArrayObject *fixed_array(PyObject *obj) {
   if (obj == Py_None) {
-    memset(out, 0, nv);
-    return 0;
+    npy_intp none = 0;
+    return (PyArrayObject *)PyArray_SimpleNew(1, &none, NPY_INT64);
   }
   PyArrayObject *probe = (PyArrayObject *)PyArray_FROM_O(obj);
   if (probe && PyArray_DESCR(probe)->kind == 'b') {
     PyArrayObject *mask =
         (PyArrayObject *)PyArray_FROM_OTF((PyObject *)probe, NPY_BOOL, NPY_ARRAY_IN_ARRAY);
     Py_DECREF(probe);
-    if (!mask) return -1;
-    char expected[64];
-    snprintf(expected, sizeof(expected), "(%zd,) for a boolean mask", (Py_ssize_t)nv);
-    if (check_shape(mask, "fixed", 1, nv, -1, expected)) {
-      Py_DECREF(mask);
-      return -1;
-    }
-    memcpy(out, PyArray_DATA(mask), nv);
-    Py_DECREF(mask);
-    return 0;
+    return mask;
   }
   Py_XDECREF(probe);
   PyErr_Clear();
-  PyArrayObject *idx = to_array(obj, "fixed", NPY_INT64);
-  if (!idx) return -1;
-  if (PyArray_NDIM(idx) > 1) {
-    check_shape(idx, "fixed", 1, -1, -1, "(k,) of vertex indices");
-    Py_DECREF(idx);
-    return -1;
+  return to_array(obj, "fixed", NPY_INT64);
+}
+
+/* write the fixed mask of nv vertices from fixed_array's a into out[nv]; out is untouched on
+ * error */
+static int fixed_mask(PyArrayObject *a, npy_intp nv, unsigned char *out) {
+  if (PyArray_TYPE(a) == NPY_BOOL) {
+    char expected[64];
+    snprintf(expected, sizeof(expected), "(%zd,) for a boolean mask", (Py_ssize_t)nv);
+    if (check_shape(a, "fixed", 1, nv, -1, expected)) return -1;
+    memcpy(out, PyArray_DATA(a), nv);
+    return 0;
   }
-  const int64_t *v = PyArray_DATA(idx);
-  for (npy_intp i = 0; i < PyArray_SIZE(idx); i++)
+  if (PyArray_NDIM(a) > 1) return check_shape(a, "fixed", 1, -1, -1, "(k,) of vertex indices");
+  const int64_t *v = PyArray_DATA(a);
+  for (npy_intp i = 0; i < PyArray_SIZE(a); i++)
     if (v[i] < 0 || v[i] >= nv) {
       PyErr_Format(PyExc_ValueError, "fixed: expected vertex indices in [0, %zd), got %lld",
                    (Py_ssize_t)nv, (long long)v[i]);
-      Py_DECREF(idx);
       return -1;
     }
   memset(out, 0, nv);
-  for (npy_intp i = 0; i < PyArray_SIZE(idx); i++) out[v[i]] = 1;
-  Py_DECREF(idx);
+  for (npy_intp i = 0; i < PyArray_SIZE(a); i++) out[v[i]] = 1;
   return 0;
+}
+
+/* fixed_mask of obj converted by fixed_array */
+static int get_fixed(PyObject *obj, npy_intp nv, unsigned char *out) {
+  PyArrayObject *a = fixed_array(obj);
+  if (!a) return -1;
+  int err = fixed_mask(a, nv, out);
+  Py_DECREF(a);
+  return err;
 }
 
 /* write a finite 3-vector into out */
@@ -237,16 +250,48 @@ static int get_vec3(PyObject *obj, const char *name, double *out) {
   return bad ? -1 : 0;
 }
 
+/* TypeError naming the argument: obj is not a `what`; an array says its shape */
+static int wrong_type(PyObject *obj, const char *name, const char *what) {
+  char shape[128] = "";
+  if (PyArray_Check(obj)) {
+    strcpy(shape, " of shape ");
+    shape_text((PyArrayObject *)obj, shape + strlen(shape), sizeof(shape) - strlen(shape));
+  }
+  PyErr_Format(PyExc_TypeError, "%s: expected %s, got %.100s%s", name, what, Py_TYPE(obj)->tp_name,
+               shape);
+  return -1;
+}
+
 /* a finite real >= lo */
 static int get_real(PyObject *obj, const char *name, double lo, int strict, double *out) {
-  if (!PyNumber_Check(obj) || PyComplex_Check(obj) || PyBool_Check(obj)) {
-    PyErr_Format(PyExc_TypeError, "%s: expected a real number, got %.100s", name,
-                 Py_TYPE(obj)->tp_name);
+  if (!PyNumber_Check(obj) || PyComplex_Check(obj) || PyBool_Check(obj))
+    return wrong_type(obj, name, "a real number");
+  double v = PyFloat_AsDouble(obj);
+  if (v == -1.0 && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+    PyErr_Clear();
+    return wrong_type(obj, name, "a real number");
+  }
+  if (check_values(&v, -1, name, lo, strict)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* an integer in [lo, hi] */
+static int get_integer(PyObject *obj, const char *name, long long lo, long long hi,
+                       long long *out) {
+  if (!PyIndex_Check(obj) || PyBool_Check(obj)) return wrong_type(obj, name, "an integer");
+  PyObject *index = PyNumber_Index(obj);
+  if (!index) return -1;
+  int overflow;
+  long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (overflow || v < lo || v > hi) {
+    PyErr_Format(PyExc_ValueError, "%s: expected an integer in [%lld, %lld], got %R", name, lo, hi,
+                 obj);
     return -1;
   }
-  double v = PyFloat_AsDouble(obj);
-  if (v == -1.0 && PyErr_Occurred()) return -1;
-  if (check_values(&v, -1, name, lo, strict)) return -1;
   *out = v;
   return 0;
 }
@@ -254,19 +299,8 @@ static int get_real(PyObject *obj, const char *name, double lo, int strict, doub
 /* threads of the passes inside a step: an integer in [1, MS_MAX_THREADS] */
 #define MS_MAX_THREADS 1024
 static int get_threads(PyObject *obj, int *out) {
-  if (!PyLong_Check(obj) || PyBool_Check(obj)) {
-    PyErr_Format(PyExc_TypeError, "threads: expected an integer, got %.100s",
-                 Py_TYPE(obj)->tp_name);
-    return -1;
-  }
-  int overflow;
-  long v = PyLong_AsLongAndOverflow(obj, &overflow);
-  if (v == -1 && PyErr_Occurred()) return -1;
-  if (overflow || v < 1 || v > MS_MAX_THREADS) {
-    PyErr_Format(PyExc_ValueError, "threads: expected an integer in [1, %d], got %R",
-                 MS_MAX_THREADS, obj);
-    return -1;
-  }
+  long long v;
+  if (get_integer(obj, "threads", 1, MS_MAX_THREADS, &v)) return -1;
   *out = (int)v;
   return 0;
 }
@@ -278,15 +312,50 @@ typedef struct {
   ms_model m;
   ms_data d;
   PyThread_type_lock lock; /* serialises stepping and state access across threads */
+  uint64_t lock_forks;     /* ms_fork_generation() when the lock was last known good */
+  unsigned long stepping;  /* thread running a step of this System, 0 when none */
   int ready;
 } SystemObject;
 
-/* take the System's lock, letting other threads run while waiting */
-static void sys_lock(SystemObject *s) {
-  if (PyThread_acquire_lock(s->lock, NOWAIT_LOCK)) return;
+/* in a forked child, a lock that a thread which did not survive the fork was holding is
+ * replaced, and the workspaces that thread may have been writing are dropped (leaked, as
+ * they may be torn; the state itself is only written when a step succeeds) */
+static int renew_after_fork(SystemObject *s) {
+  uint64_t forks = ms_fork_generation();
+  if (s->lock_forks == forks || !s->lock) return 0;
+  if (PyThread_acquire_lock(s->lock, NOWAIT_LOCK)) {
+    PyThread_release_lock(s->lock);
+  } else {
+    PyThread_type_lock fresh = PyThread_allocate_lock();
+    if (!fresh) return (PyErr_NoMemory(), -1);
+    s->lock = fresh;
+    s->stepping = 0;
+    s->d.implicit = NULL, s->d.fms = NULL, s->d.xpbd = NULL;
+  }
+  s->lock_forks = forks;
+  return 0;
+}
+
+/* take the System's lock, letting other threads run while waiting; RuntimeError when this
+ * thread is inside a step of this System (a signal handler run by the step's interrupt
+ * check) */
+static int sys_lock(SystemObject *s) {
+  if (s->stepping && s->stepping == PyThread_get_thread_ident()) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "System: in use by a step on this thread; a signal handler cannot use "
+                    "the System whose step it interrupted");
+    return -1;
+  }
+  if (renew_after_fork(s)) return -1;
+  if (PyThread_acquire_lock(s->lock, NOWAIT_LOCK)) return 0;
   Py_BEGIN_ALLOW_THREADS
   PyThread_acquire_lock(s->lock, WAIT_LOCK);
   Py_END_ALLOW_THREADS
+  return 0;
+}
+
+static void sys_unlock(SystemObject *s) {
+  PyThread_release_lock(s->lock);
 }
 
 static int check_ready(SystemObject *s) {
@@ -321,6 +390,18 @@ static void rest_from_positions(ms_model *m, const double *x) {
   }
 }
 
+/* plane row c = (normal, offset) divided by |normal| into out, without overflow or underflow
+ * of |normal|; NULL, or what was expected when the row cannot be normalised */
+static const char *unit_plane(const double *c, double *out) {
+  double big = fmax(fabs(c[0]), fmax(fabs(c[1]), fabs(c[2])));
+  if (!(big > 0)) return "a non-zero normal";
+  double n[3] = {c[0] / big, c[1] / big, c[2] / big};
+  double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]); /* in [1, sqrt 3] */
+  for (int t = 0; t < 3; t++) out[t] = n[t] / len;
+  out[3] = c[3] / big / len;
+  return isfinite(out[3]) ? NULL : "an offset / |normal| that stays finite";
+}
+
 /* validated colliders: (k,4) rows (or one (4,) row) of planes (normal, offset; the normal
  * must be non-zero and is normalised together with the offset) or spheres (centre,
  * radius > 0); *out is malloc'd for the model (NULL on error) */
@@ -336,14 +417,6 @@ static int get_colliders(PyObject *obj, const char *name, int spheres, double **
     goto fail;
   int k = one ? 1 : (int)PyArray_DIM(a, 0);
   const double *v = PyArray_DATA(a);
-  for (int r = 0; r < k; r++) {
-    const double *c = v + 4 * r;
-    double norm = sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
-    if (spheres ? c[3] > 0 : norm > 0) continue;
-    PyErr_Format(PyExc_ValueError, "%s: expected %s in row %d", name,
-                 spheres ? "a radius > 0" : "a non-zero normal", r);
-    goto fail;
-  }
   *out = malloc(sizeof(double) * 4 * (k ? k : 1));
   if (!*out) {
     PyErr_NoMemory();
@@ -351,8 +424,14 @@ static int get_colliders(PyObject *obj, const char *name, int spheres, double **
   }
   for (int r = 0; r < k; r++) {
     const double *c = v + 4 * r;
-    double scale = spheres ? 1.0 : 1.0 / sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
-    for (int t = 0; t < 4; t++) (*out)[4 * r + t] = (spheres && t == 3 ? 1.0 : scale) * c[t];
+    double *row = *out + 4 * r;
+    memcpy(row, c, 4 * sizeof(double));
+    const char *want = spheres ? (c[3] > 0 ? NULL : "a radius > 0") : unit_plane(c, row);
+    if (!want) continue;
+    PyErr_Format(PyExc_ValueError, "%s: expected %s in row %d", name, want, r);
+    free(*out);
+    *out = NULL;
+    goto fail;
   }
   *count = k;
   Py_DECREF(a);
@@ -469,13 +548,12 @@ static int System_init(SystemObject *self, PyObject *args, PyObject *kw) {
   if (build(&m, &d, &a)) return -1;
 
   // swap the new system in; a re-initialised object drops its old one
-  if (!self->lock && !(self->lock = PyThread_allocate_lock())) {
+  if (!self->lock && !(self->lock = PyThread_allocate_lock())) PyErr_NoMemory();
+  if (!self->lock || sys_lock(self)) {
     ms_data_free(&d);
     ms_model_free(&m);
-    PyErr_NoMemory();
     return -1;
   }
-  sys_lock(self);
   if (self->ready) {
     ms_data_free(&self->d);
     ms_model_free(&self->m);
@@ -483,7 +561,7 @@ static int System_init(SystemObject *self, PyObject *args, PyObject *kw) {
   self->m = m;
   self->d = d;
   self->ready = 1;
-  PyThread_release_lock(self->lock);
+  sys_unlock(self);
   return 0;
 }
 
@@ -505,6 +583,11 @@ static void raise_with(PyObject *type, PyObject *msg, const char *a1, long long 
 /* raise the exception that matches a failed step */
 static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *info,
                               const char *method, double h) {
+  // an interrupted step: the signal handler's exception (KeyboardInterrupt for Ctrl-C) is set
+  if (st == MS_EINTERRUPT) {
+    if (!PyErr_Occurred()) PyErr_SetNone(PyExc_KeyboardInterrupt);
+    return NULL;
+  }
   mod_state *ms = state_of((PyObject *)self);
   PyObject *hobj = PyFloat_FromDouble(h);
   if (!ms || !hobj) {
@@ -520,7 +603,8 @@ static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *i
           ms->DivergenceError,
           PyUnicode_FromFormat("%s diverged at step %lld (dt=%R): vertex %d has a "
                                "non-finite or absurd (> " BOUND_TEXT ") position or velocity; the "
-                               "state is left as it was before the step",
+                               "state is left as it was before the step. Try a smaller dt, or "
+                               "an implicit method (implicit_euler, fms, xpbd) for stiff springs",
                                method, (long long)self->d.nstep, hobj, info->bad),
           "step", self->d.nstep, "vertex", info->bad);
       break;
@@ -545,12 +629,6 @@ static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *i
   return NULL;
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 /* a core call run without the GIL: its arguments, and what it reports */
 typedef struct {
   int method; /* ms_method for steps, ms_fms_part for kernels */
@@ -562,7 +640,7 @@ typedef struct {
 } core_call;
 
 static ms_status step_call(SystemObject *self, core_call *c) {
-  ms_status st = ms_data_reserve(&self->d, c->opt.iterations + 1);
+  ms_status st = ms_data_reserve(&self->d, c->opt.iterations + 1); /* capped at MS_HIST_MAX */
   return st != MS_OK ? st
                      : ms_step(&self->m, &self->d, (ms_method)c->method, c->h, &c->opt, &c->info);
 }
@@ -571,48 +649,70 @@ static ms_status kernel_call(SystemObject *self, core_call *c) {
   return ms_fms_kernel(&self->m, &self->d, c->h, &c->opt, (ms_fms_part)c->method, c->reps);
 }
 
-/* run fn without the GIL and under the System's lock (one thread per System at a time), timing
- * it into c->seconds */
-static ms_status run_unlocked(SystemObject *self, ms_status (*fn)(SystemObject *, core_call *),
-                              core_call *c) {
+/* the interrupt check of a step: Python's signal handlers run (Ctrl-C raises
+ * KeyboardInterrupt) with the GIL taken for that moment; nonzero when one raised, whose
+ * exception the step's caller then finds set */
+static int check_signals(void *unused) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  int raised = PyErr_CheckSignals() < 0;
+  PyGILState_Release(gil);
+  return raised;
+}
+
+/* run fn on a System whose lock the caller holds, without the GIL, timing it into
+ * c->seconds; on the main thread (the one Python's signal handlers run on) long loops poll
+ * for Ctrl-C */
+static ms_status run_core(SystemObject *self, ms_status (*fn)(SystemObject *, core_call *),
+                          core_call *c) {
+  mod_state *ms = state_of((PyObject *)self);
+  unsigned long me = PyThread_get_thread_ident();
   ms_status st;
+  self->stepping = me;
+  self->d.interrupt = ms && me == ms->main_thread ? check_signals : NULL;
+  self->d.polled = ms_clock();
   Py_BEGIN_ALLOW_THREADS
-  PyThread_acquire_lock(self->lock, WAIT_LOCK);
-  double t0 = now();
+  double t0 = ms_clock();
   st = fn(self, c);
-  c->seconds = now() - t0;
-  PyThread_release_lock(self->lock);
+  c->seconds = ms_clock() - t0;
   Py_END_ALLOW_THREADS
+  self->d.interrupt = NULL;
+  self->stepping = 0;
   return st;
 }
 
-/* step options the core understands: keyword, type ('i' int, 'd' double), field, minimum */
+/* step options the core understands: keyword, type ('i' int, 'd' double), field, range */
 typedef struct {
   const char *name;
   char type;
   size_t offset;
-  double lo;
+  double lo, hi;
 } opt_field;
 
+/* iteration caps, substeps and delays: loops count in int, so caps stay well inside it */
+#define MS_MAX_COUNT 1000000000
+/* anderson history columns: each holds two (n,3) arrays */
+#define MS_MAX_WINDOW 100
+
 static const opt_field opt_fields[] = {
-    {"iterations", 'i', offsetof(ms_opt, iterations), 1},
-    {"tol", 'd', offsetof(ms_opt, tol), 0},
+    {"iterations", 'i', offsetof(ms_opt, iterations), 1, MS_MAX_COUNT},
+    {"tol", 'd', offsetof(ms_opt, tol), 0, INFINITY},
     /* implicit_euler, linearized_implicit */
-    {"spd", 'i', offsetof(ms_opt, spd), 0},
-    {"shift", 'd', offsetof(ms_opt, shift), 0},
-    {"line_search", 'i', offsetof(ms_opt, line_search), 0},
-    {"solver", 'i', offsetof(ms_opt, solver), 0},
+    {"spd", 'i', offsetof(ms_opt, spd), 0, MS_NSPD - 1},
+    {"shift", 'd', offsetof(ms_opt, shift), 0, INFINITY},
+    {"line_search", 'i', offsetof(ms_opt, line_search), 0, 1},
+    {"solver", 'i', offsetof(ms_opt, solver), 0, MS_NSOLVE - 1},
     /* fms, xpbd */
-    {"pin", 'i', offsetof(ms_opt, pin), 0},
-    {"pin_weight", 'd', offsetof(ms_opt, pin_weight), 0},
-    {"acceleration", 'i', offsetof(ms_opt, acceleration), 0},
-    {"rho", 'd', offsetof(ms_opt, rho), 0},
-    {"chebyshev_delay", 'i', offsetof(ms_opt, chebyshev_delay), 0},
-    {"relax", 'd', offsetof(ms_opt, relax), 0},
-    {"window", 'i', offsetof(ms_opt, window), 1},
-    {"substeps", 'i', offsetof(ms_opt, substeps), 1},
-    {"xpbd_damping", 'd', offsetof(ms_opt, xpbd_damping), 0},
+    {"pin", 'i', offsetof(ms_opt, pin), 0, MS_PIN_PENALTY},
+    {"pin_weight", 'd', offsetof(ms_opt, pin_weight), 0, INFINITY},
+    {"acceleration", 'i', offsetof(ms_opt, acceleration), 0, MS_ACCEL_ANDERSON},
+    {"rho", 'd', offsetof(ms_opt, rho), 0, INFINITY},
+    {"chebyshev_delay", 'i', offsetof(ms_opt, chebyshev_delay), 0, MS_MAX_COUNT},
+    {"relax", 'd', offsetof(ms_opt, relax), 0, INFINITY},
+    {"window", 'i', offsetof(ms_opt, window), 1, MS_MAX_WINDOW},
+    {"substeps", 'i', offsetof(ms_opt, substeps), 1, MS_MAX_COUNT},
+    {"xpbd_damping", 'd', offsetof(ms_opt, xpbd_damping), 0, INFINITY},
 };
+#define MS_NOPT (sizeof(opt_fields) / sizeof(opt_fields[0]))
 
 /* fill opt from a keyword dict, each value checked against its field */
 static int parse_options(PyObject *kw, ms_opt *opt) {
@@ -620,26 +720,34 @@ static int parse_options(PyObject *kw, ms_opt *opt) {
   Py_ssize_t pos = 0;
   while (kw && PyDict_Next(kw, &pos, &key, &value)) {
     const opt_field *f = NULL;
-    for (size_t i = 0; i < sizeof(opt_fields) / sizeof(opt_fields[0]); i++)
+    for (size_t i = 0; i < MS_NOPT; i++)
       if (PyUnicode_CompareWithASCIIString(key, opt_fields[i].name) == 0) f = &opt_fields[i];
     if (!f) {
       PyErr_Format(PyExc_ValueError, "%U: not a step option of the core", key);
       return -1;
     }
-    const char *name = f->name;
-    double v;
-    if (get_real(value, name, f->lo, 0, &v)) return -1;
-    if (f->type == 'i') {
-      if (v != floor(v) || v > INT_MAX) {
-        PyErr_Format(PyExc_ValueError, "%s: expected an integer, got %R", name, value);
-        return -1;
-      }
-      *(int *)((char *)opt + f->offset) = (int)v;
-    } else {
-      *(double *)((char *)opt + f->offset) = v;
-    }
+    long long count;
+    if (f->type == 'i' && get_integer(value, f->name, (long long)f->lo, (long long)f->hi, &count))
+      return -1;
+    if (f->type == 'i') *(int *)((char *)opt + f->offset) = (int)count;
+    if (f->type == 'd' && get_real(value, f->name, f->lo, 0, (double *)((char *)opt + f->offset)))
+      return -1;
   }
   return 0;
+}
+
+/* step_options() -> {core option: (type, low, high)}: the ranges the core accepts */
+static PyObject *step_options_py(PyObject *mod, PyObject *unused) {
+  PyObject *out = PyDict_New();
+  for (size_t i = 0; out && i < MS_NOPT; i++) {
+    const opt_field *f = &opt_fields[i];
+    PyObject *row = f->type == 'i'
+                        ? Py_BuildValue("(sLL)", "int", (long long)f->lo, (long long)f->hi)
+                        : Py_BuildValue("(sdd)", "float", f->lo, f->hi);
+    if (!row || PyDict_SetItemString(out, f->name, row)) Py_CLEAR(out);
+    Py_XDECREF(row);
+  }
+  return out;
 }
 
 /* _step(dt, method, **options) -> (iterations, converged, residuals, objectives, seconds,
@@ -659,14 +767,18 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
     return NULL;
   }
 
-  // step without the GIL, one thread per System at a time
+  // step without the GIL, one thread per System at a time; its history is read under the lock
   core_call call = {.method = method, .h = h, .opt = opt};
-  ms_status st = run_unlocked(self, step_call, &call);
+  if (sys_lock(self)) return NULL;
+  ms_status st = run_core(self, step_call, &call);
   ms_info info = call.info;
+  PyObject *res = NULL, *obj = NULL;
+  if (st == MS_OK) {
+    res = array_copy(self->d.hres, info.nhist, 0);
+    obj = array_copy(self->d.hobj, info.nhist, 0);
+  }
+  sys_unlock(self);
   if (st != MS_OK) return raise_status(self, st, &info, name, h);
-
-  PyObject *res = array_copy(self->d.hres, info.nhist, 0);
-  PyObject *obj = array_copy(self->d.hobj, info.nhist, 0);
   if (!res || !obj) {
     Py_XDECREF(res);
     Py_XDECREF(obj);
@@ -686,23 +798,22 @@ static PyObject *System_hessian_blocks(SystemObject *self, PyObject *arg) {
     PyErr_Format(PyExc_ValueError, "spd: expected an index in [0, %d), got %ld", MS_NSPD, spd);
     return NULL;
   }
+  if (sys_lock(self)) return NULL;
   npy_intp dims[3] = {self->m.ns, 3, 3};
   PyObject *a = PyArray_SimpleNew(3, dims, NPY_DOUBLE);
-  if (!a) return NULL;
-  double *blk = PyArray_DATA((PyArrayObject *)a);
-  sys_lock(self);
-  for (int s = 0; s < self->m.ns; s++)
+  double *blk = a ? PyArray_DATA((PyArrayObject *)a) : NULL;
+  for (int s = 0; blk && s < self->m.ns; s++)
     ms_spring_hessian(&self->m, self->d.x, s, (ms_spd)spd, blk + 9 * s);
-  PyThread_release_lock(self->lock);
+  sys_unlock(self);
   return a;
 }
 
 /* _fms_factorizations() -> numeric factorisations FMS has done so far (cache checks) */
 static PyObject *System_fms_factorizations(SystemObject *self, PyObject *unused) {
   if (check_ready(self)) return NULL;
-  sys_lock(self);
+  if (sys_lock(self)) return NULL;
   long long n = ms_fms_factorizations(&self->d);
-  PyThread_release_lock(self->lock);
+  sys_unlock(self);
   return PyLong_FromLongLong(n);
 }
 
@@ -730,7 +841,9 @@ static PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject 
     return NULL;
   }
   core_call call = {.method = part, .h = h, .opt = opt, .reps = reps};
-  ms_status st = run_unlocked(self, kernel_call, &call);
+  if (sys_lock(self)) return NULL;
+  ms_status st = run_core(self, kernel_call, &call);
+  sys_unlock(self);
   if (st != MS_OK) {
     ms_info info = {.bad = -1};
     return raise_status(self, st, &info, "fms", h);
@@ -740,10 +853,9 @@ static PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject 
 
 /* energy() -> {"kinetic", "spring", "gravity", "total"} in joules */
 static PyObject *System_energy(SystemObject *self, PyObject *unused) {
-  if (check_ready(self)) return NULL;
-  sys_lock(self);
+  if (check_ready(self) || sys_lock(self)) return NULL;
   ms_energies e = ms_energy(&self->m, &self->d);
-  PyThread_release_lock(self->lock);
+  sys_unlock(self);
   return Py_BuildValue("{sdsdsdsdsd}", "kinetic", e.kinetic, "spring", e.spring, "gravity",
                        e.gravity, "collision", e.collision, "total",
                        e.kinetic + e.spring + e.gravity + e.collision);
@@ -751,43 +863,45 @@ static PyObject *System_energy(SystemObject *self, PyObject *unused) {
 
 /* forces() -> (n,3) spring plus gravity force on every vertex [N], fixed ones included */
 static PyObject *System_forces(SystemObject *self, PyObject *unused) {
-  if (check_ready(self)) return NULL;
+  if (check_ready(self) || sys_lock(self)) return NULL;
   npy_intp dims[2] = {self->m.nv, 3};
   PyObject *f = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-  if (!f) return NULL;
-  sys_lock(self);
-  ms_total_forces(&self->m, &self->d, self->d.x, PyArray_DATA((PyArrayObject *)f));
-  PyThread_release_lock(self->lock);
+  if (f) ms_total_forces(&self->m, &self->d, self->d.x, PyArray_DATA((PyArrayObject *)f));
+  sys_unlock(self);
   return f;
 }
 
 /* set_state(positions, velocities, time=0.0, steps=0): all validated before any is written */
 static PyObject *System_set_state(SystemObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"positions", "velocities", "time", "steps", NULL};
-  PyObject *pos, *vel, *timeobj = NULL;
+  PyObject *pos, *vel, *timeobj = NULL, *stepsobj = NULL;
   long long steps = 0;
   double t = 0.0;
-  if (check_ready(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OO|OL:_set_state", kwlist, &pos,
-                                                        &vel, &timeobj, &steps))
+  if (check_ready(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OO|OO:_set_state", kwlist, &pos,
+                                                        &vel, &timeobj, &stepsobj))
     return NULL;
-  if (timeobj && get_real(timeobj, "time", -INFINITY, 0, &t)) return NULL;
-  if (steps < 0) {
-    PyErr_Format(PyExc_ValueError, "steps: expected an integer >= 0, got %lld", steps);
+  if ((timeobj && get_real(timeobj, "time", -INFINITY, 0, &t)) ||
+      (stepsobj && get_integer(stepsobj, "steps", 0, INT64_MAX, &steps)))
     return NULL;
-  }
-  PyArrayObject *x = get_points(pos, "positions", self->m.nv);
-  PyArrayObject *v = x ? get_points(vel, "velocities", self->m.nv) : NULL;
-  if (v) {
-    sys_lock(self);
-    memcpy(self->d.x, PyArray_DATA(x), sizeof(double) * 3 * self->m.nv);
-    memcpy(self->d.v, PyArray_DATA(v), sizeof(double) * 3 * self->m.nv);
-    self->d.time = t;
-    self->d.nstep = steps;
-    PyThread_release_lock(self->lock);
+
+  // convert first (NumPy may run Python code, re-initialisation included), then check the
+  // arrays against the System as it is under the lock
+  PyArrayObject *x = to_array(pos, "positions", NPY_DOUBLE);
+  PyArrayObject *v = x ? to_array(vel, "velocities", NPY_DOUBLE) : NULL;
+  int err = !v || sys_lock(self);
+  if (!err) {
+    err = check_points(x, "positions", self->m.nv) || check_points(v, "velocities", self->m.nv);
+    if (!err) {
+      memcpy(self->d.x, PyArray_DATA(x), sizeof(double) * 3 * self->m.nv);
+      memcpy(self->d.v, PyArray_DATA(v), sizeof(double) * 3 * self->m.nv);
+      self->d.time = t;
+      self->d.nstep = steps;
+    }
+    sys_unlock(self);
   }
   Py_XDECREF(x);
   Py_XDECREF(v);
-  if (!v) return NULL;
+  if (err) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -801,23 +915,26 @@ static int refuse_delete(PyObject *value, const char *name) {
 
 /* positions and velocities getters and setters: closure 0 for x, 1 for v */
 static PyObject *get_points_prop(SystemObject *self, void *which) {
-  if (check_ready(self)) return NULL;
-  sys_lock(self);
+  if (check_ready(self) || sys_lock(self)) return NULL;
   PyObject *a = array_copy(which ? self->d.v : self->d.x, self->m.nv, 3);
-  PyThread_release_lock(self->lock);
+  sys_unlock(self);
   return a;
 }
 
 static int set_points(SystemObject *self, PyObject *value, void *which) {
   const char *name = which ? "velocities" : "positions";
   if (check_ready(self) || refuse_delete(value, name)) return -1;
-  PyArrayObject *a = get_points(value, name, self->m.nv);
-  if (!a) return -1;
-  sys_lock(self);
-  memcpy(which ? self->d.v : self->d.x, PyArray_DATA(a), sizeof(double) * 3 * self->m.nv);
-  PyThread_release_lock(self->lock);
-  Py_DECREF(a);
-  return 0;
+  // convert first: NumPy may run Python code (__array__), re-initialisation included
+  PyArrayObject *a = to_array(value, name, NPY_DOUBLE);
+  int err = !a || sys_lock(self);
+  if (!err) {
+    err = check_points(a, name, self->m.nv);
+    if (!err)
+      memcpy(which ? self->d.v : self->d.x, PyArray_DATA(a), sizeof(double) * 3 * self->m.nv);
+    sys_unlock(self);
+  }
+  Py_XDECREF(a);
+  return err ? -1 : 0;
 }
 
 static PyObject *get_edges_prop(SystemObject *self, void *c) {
@@ -842,33 +959,35 @@ static PyObject *get_rest(SystemObject *self, void *c) {
   return check_ready(self) ? NULL : array_copy(self->m.rest, self->m.ns, 0);
 }
 
-/* mass, stiffness and rest-length setters: validate into scratch, then copy under the lock */
-static int set_param(SystemObject *self, PyObject *value, const char *name, double *dst, int n,
-                     const char *per, int strict, int bump) {
-  if (check_ready(self) || refuse_delete(value, name)) return -1;
-  double *tmp = PyMem_Malloc(sizeof(double) * (n ? n : 1));
-  if (!tmp) return (PyErr_NoMemory(), -1);
-  int err = get_per(value, name, n, per, 0, strict, tmp);
+/* a per-vertex or per-spring model array: its name, the place of its pointer in ms_model,
+ * whether its lower bound 0 is excluded, and whether factorisations depend on it */
+typedef struct {
+  const char *name;
+  size_t offset;
+  int per_vertex, strict, bump;
+} array_param;
+
+static const array_param mass_param = {"mass", offsetof(ms_model, mass), 1, 1, 1};
+static const array_param stiffness_param = {"stiffness", offsetof(ms_model, k), 0, 0, 1};
+static const array_param rest_param = {"rest_lengths", offsetof(ms_model, rest), 0, 0, 0};
+
+/* mass, stiffness and rest-length setters: convert, then check against the System as it is
+ * under the lock and write (nothing is written on error) */
+static int set_array_param(SystemObject *self, PyObject *value, void *param) {
+  const array_param *p = param;
+  if (check_ready(self) || refuse_delete(value, p->name)) return -1;
+  // convert first: NumPy may run Python code (__array__), re-initialisation included
+  PyArrayObject *a = to_array(value, p->name, NPY_DOUBLE);
+  int err = !a || sys_lock(self);
   if (!err) {
-    sys_lock(self);
-    memcpy(dst, tmp, sizeof(double) * n);
-    if (bump) ms_model_update(&self->m, 0);
-    PyThread_release_lock(self->lock);
+    double *dst = *(double **)((char *)&self->m + p->offset);
+    npy_intp n = p->per_vertex ? self->m.nv : self->m.ns;
+    err = per_values(a, p->name, n, p->per_vertex ? "vertex" : "spring", 0, p->strict, dst);
+    if (!err && p->bump) ms_model_update(&self->m, 0);
+    sys_unlock(self);
   }
-  PyMem_Free(tmp);
-  return err;
-}
-
-static int set_mass(SystemObject *self, PyObject *value, void *c) {
-  return set_param(self, value, "mass", self->m.mass, self->m.nv, "vertex", 1, 1);
-}
-
-static int set_stiffness(SystemObject *self, PyObject *value, void *c) {
-  return set_param(self, value, "stiffness", self->m.k, self->m.ns, "spring", 0, 1);
-}
-
-static int set_rest(SystemObject *self, PyObject *value, void *c) {
-  return set_param(self, value, "rest_lengths", self->m.rest, self->m.ns, "spring", 0, 0);
+  Py_XDECREF(a);
+  return err ? -1 : 0;
 }
 
 static PyObject *get_fixed_prop(SystemObject *self, void *c) {
@@ -885,17 +1004,16 @@ static PyObject *get_fixed_prop(SystemObject *self, void *c) {
 
 static int set_fixed_prop(SystemObject *self, PyObject *value, void *c) {
   if (check_ready(self) || refuse_delete(value, "fixed")) return -1;
-  unsigned char *tmp = PyMem_Malloc(self->m.nv ? self->m.nv : 1);
-  if (!tmp) return (PyErr_NoMemory(), -1);
-  int err = get_fixed(value, self->m.nv, tmp);
+  // convert first: NumPy may run Python code (__array__), re-initialisation included
+  PyArrayObject *a = fixed_array(value);
+  int err = !a || sys_lock(self);
   if (!err) {
-    sys_lock(self);
-    memcpy(self->m.fixed, tmp, self->m.nv);
-    ms_model_update(&self->m, 1);
-    PyThread_release_lock(self->lock);
+    err = fixed_mask(a, self->m.nv, self->m.fixed);
+    if (!err) ms_model_update(&self->m, 1);
+    sys_unlock(self);
   }
-  PyMem_Free(tmp);
-  return err;
+  Py_XDECREF(a);
+  return err ? -1 : 0;
 }
 
 static PyObject *get_gravity(SystemObject *self, void *c) {
@@ -904,11 +1022,11 @@ static PyObject *get_gravity(SystemObject *self, void *c) {
 
 static int set_gravity(SystemObject *self, PyObject *value, void *c) {
   double g[3];
-  if (check_ready(self) || refuse_delete(value, "gravity") || get_vec3(value, "gravity", g))
+  if (check_ready(self) || refuse_delete(value, "gravity") || get_vec3(value, "gravity", g) ||
+      sys_lock(self))
     return -1;
-  sys_lock(self);
   memcpy(self->m.gravity, g, sizeof(g));
-  PyThread_release_lock(self->lock);
+  sys_unlock(self);
   return 0;
 }
 
@@ -932,13 +1050,12 @@ static PyObject *get_scalar(SystemObject *self, void *param) {
 
 static int set_scalar(SystemObject *self, PyObject *value, void *param) {
   const scalar_param *p = param;
-  double v;
+  double v = 0;
   if (check_ready(self) || refuse_delete(value, p->name) ||
-      get_real(value, p->name, p->lo, p->strict, &v))
+      get_real(value, p->name, p->lo, p->strict, &v) || sys_lock(self))
     return -1;
-  sys_lock(self);
   *(double *)((char *)&self->m + p->offset) = v;
-  PyThread_release_lock(self->lock);
+  sys_unlock(self);
   return 0;
 }
 
@@ -956,12 +1073,15 @@ static int set_colliders_prop(SystemObject *self, PyObject *value, void *which) 
   if (check_ready(self) || refuse_delete(value, name) ||
       get_colliders(value, name, which != NULL, &rows, &k))
     return -1;
-  sys_lock(self);
+  if (sys_lock(self)) {
+    free(rows);
+    return -1;
+  }
   double **slot = which ? &self->m.sphere : &self->m.plane;
   free(*slot);
   *slot = rows;
   *(which ? &self->m.nsphere : &self->m.nplane) = k;
-  PyThread_release_lock(self->lock);
+  sys_unlock(self);
   return 0;
 }
 
@@ -971,10 +1091,11 @@ static PyObject *get_threads_prop(SystemObject *self, void *c) {
 
 static int set_threads_prop(SystemObject *self, PyObject *value, void *c) {
   int t;
-  if (check_ready(self) || refuse_delete(value, "threads") || get_threads(value, &t)) return -1;
-  sys_lock(self);
+  if (check_ready(self) || refuse_delete(value, "threads") || get_threads(value, &t) ||
+      sys_lock(self))
+    return -1;
   self->m.nthread = t;
-  PyThread_release_lock(self->lock);
+  sys_unlock(self);
   return 0;
 }
 
@@ -1000,9 +1121,12 @@ static PyGetSetDef System_getset[] = {
     {"velocities", (getter)get_points_prop, (setter)set_points, "(n,3) velocities [m/s] (a copy)",
      (void *)1},
     {"edges", (getter)get_edges_prop, NULL, "(m,2) spring vertex indices (int64)", NULL},
-    {"mass", (getter)get_mass, (setter)set_mass, "(n,) vertex masses [kg]", NULL},
-    {"stiffness", (getter)get_stiffness, (setter)set_stiffness, "(m,) stiffness [N/m]", NULL},
-    {"rest_lengths", (getter)get_rest, (setter)set_rest, "(m,) rest lengths [m]", NULL},
+    {"mass", (getter)get_mass, (setter)set_array_param, "(n,) vertex masses [kg]",
+     (void *)&mass_param},
+    {"stiffness", (getter)get_stiffness, (setter)set_array_param, "(m,) stiffness [N/m]",
+     (void *)&stiffness_param},
+    {"rest_lengths", (getter)get_rest, (setter)set_array_param, "(m,) rest lengths [m]",
+     (void *)&rest_param},
     {"fixed", (getter)get_fixed_prop, (setter)set_fixed_prop,
      "sorted indices of fixed (kinematic) vertices; set with indices or a boolean mask", NULL},
     {"gravity", (getter)get_gravity, (setter)set_gravity, "(3,) gravity [m/s^2]", NULL},
@@ -1078,9 +1202,18 @@ static PyObject *cholmod_version_py(PyObject *mod, PyObject *unused) {
   return PyUnicode_FromFormat("%d.%d.%d", v[0], v[1], v[2]);
 }
 
+static PyObject *blas_serialised_py(PyObject *mod, PyObject *unused) {
+  return PyBool_FromLong(ms_chol_serialised());
+}
+
 static PyMethodDef core_functions[] = {
     {"cholmod_version", cholmod_version_py, METH_NOARGS,
      "cholmod_version() -> the version of the CHOLMOD library msim is linked against"},
+    {"step_options", step_options_py, METH_NOARGS,
+     "step_options() -> {core option: (type, low, high)}: the values the core accepts"},
+    {"blas_serialised", blas_serialised_py, METH_NOARGS,
+     "blas_serialised() -> True when supernodal CHOLMOD calls are serialised process-wide "
+     "because the BLAS is not safe to call from several threads at once"},
     {NULL},
 };
 
@@ -1095,10 +1228,24 @@ static PyObject *add_exception(PyObject *mod, const char *name, const char *doc,
   return exc;
 }
 
+/* the identity of the main thread, where Python runs its signal handlers */
+static int main_thread_ident(unsigned long *out) {
+  PyObject *threading = PyImport_ImportModule("threading");
+  PyObject *main = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
+  PyObject *ident = main ? PyObject_GetAttrString(main, "ident") : NULL;
+  *out = ident ? PyLong_AsUnsignedLong(ident) : 0;
+  Py_XDECREF(threading);
+  Py_XDECREF(main);
+  Py_XDECREF(ident);
+  return PyErr_Occurred() ? -1 : 0;
+}
+
 static int core_exec(PyObject *mod) {
   if (_import_array() < 0) return -1;
   ms_threads_init();
+  ms_chol_init();
   mod_state *st = PyModule_GetState(mod);
+  if (main_thread_ident(&st->main_thread)) return -1;
   PyObject *linalg = PyImport_ImportModule("numpy.linalg");
   if (!linalg) return -1;
   PyObject *linalg_error = PyObject_GetAttrString(linalg, "LinAlgError");

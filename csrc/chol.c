@@ -11,6 +11,14 @@
 #include <string.h>
 
 #include <cholmod.h>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+#if defined(__unix__) || defined(__APPLE__)
+#include <dlfcn.h>
+#include <pthread.h>
+#define MS_BLAS_GUARD 1
+#endif
 
 #include "msim.h"
 
@@ -40,6 +48,93 @@ struct ms_chol {
   int *vert;          /* (nb) vertex of each block column */
   uint64_t rev_fixed; /* fixed-set revision the pattern was built for */
 };
+
+/* ---------------------------------------------------------------- the BLAS under CHOLMOD
+ *
+ * Supernodal factorisations and solves spend their time in BLAS. Two facts about OpenBLAS,
+ * the BLAS most CHOLMOD installs use, matter to callers that step several systems at once:
+ * its single-threaded build keeps one unlocked buffer pool, so two threads calling it at
+ * once corrupt each other's results (wrong positions, false indefinite matrices), and its
+ * threaded builds start as many threads as there are cores inside every call, which
+ * oversubscribes the cores when the calls already come from several threads and makes the
+ * dense kernels of a cloth's small supernodes slower, not faster. At load time msim asks a
+ * loaded OpenBLAS for one thread per call; when the build is the single-threaded one,
+ * supernodal calls are serialised behind one process-wide lock instead (results are right,
+ * parallel throughput is lost: scripts/setup.sh installs the threaded build). Any other
+ * BLAS is taken to be safe to call from several threads. */
+
+#ifdef MS_BLAS_GUARD
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static int blas_serial; /* the BLAS must not be called from two threads at once */
+
+static void blas_fork_prepare(void) {
+  if (blas_serial) pthread_mutex_lock(&blas_lock);
+}
+
+static void blas_fork_done(void) {
+  if (blas_serial) pthread_mutex_unlock(&blas_lock);
+}
+#endif
+
+/* find the BLAS CHOLMOD loaded and make it safe to call from several threads; once per
+ * process (module initialisation) */
+void ms_chol_init(void) {
+#ifdef MS_BLAS_GUARD
+  static const char *names[] = {"libopenblas.so.0", "libopenblas.so", "libopenblas.dylib"};
+  void *lib = NULL;
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !lib; i++)
+    lib = dlopen(names[i], RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) return;
+  int (*parallel)(void) = (int (*)(void))dlsym(lib, "openblas_get_parallel");
+  void (*set_threads)(int) = (void (*)(int))dlsym(lib, "openblas_set_num_threads");
+  blas_serial = parallel && parallel() == 0;
+  if (!blas_serial && set_threads) set_threads(1);
+  if (blas_serial) pthread_atfork(blas_fork_prepare, blas_fork_done, blas_fork_done);
+  dlclose(lib);
+#endif
+}
+
+/* 1 when supernodal CHOLMOD calls are serialised (a BLAS not safe for concurrent calls) */
+int ms_chol_serialised(void) {
+#ifdef MS_BLAS_GUARD
+  return blas_serial;
+#else
+  return 0;
+#endif
+}
+
+/* ---------------------------------------------------------------- around every CHOLMOD call
+ *
+ * CHOLMOD's own OpenMP regions ask for a fixed four threads for loops over one supernode's
+ * columns, whatever the machine or the caller wants; starting them costs more than the loops
+ * save (2 cores, 40x40 cloth: a Newton factorisation takes 40 ms with them, 10 ms without),
+ * and a team they start is lost in a forked child. So CHOLMOD runs with max-active-levels 0
+ * on the calling thread (an OpenMP 5 per-thread setting, restored afterwards): its regions
+ * run on that thread alone. Supernodal calls on factor L also hold the BLAS lock when the
+ * BLAS needs it (simplicial factors never call the BLAS). */
+
+static int chol_enter(const cholmod_factor *L) {
+  int levels = 0;
+#if defined(_OPENMP)
+  levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(0);
+#endif
+#ifdef MS_BLAS_GUARD
+  if (blas_serial && L && L->is_super) pthread_mutex_lock(&blas_lock);
+#endif
+  return levels;
+}
+
+/* undo chol_enter, given what it returned */
+static void chol_leave(const cholmod_factor *L, int levels) {
+#ifdef MS_BLAS_GUARD
+  if (blas_serial && L && L->is_super) pthread_mutex_unlock(&blas_lock);
+#endif
+#if defined(_OPENMP)
+  omp_set_max_active_levels(levels);
+#endif
+  (void)levels;
+}
 
 /* version of the CHOLMOD library linked at run time */
 void ms_cholmod_version(int version[3]) {
@@ -172,7 +267,9 @@ ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solv
   ms_status st = block_pattern(ch, m);
   if (st == MS_OK) st = scalar_pattern(ch);
   if (st == MS_OK) {
+    int levels = chol_enter(NULL);
     ch->L = cholmod_analyze(ch->A, &ch->c);
+    chol_leave(NULL, levels);
     if (!ch->L || ch->c.status < 0)
       st = ch->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM : MS_ECHOLMOD;
   }
@@ -240,7 +337,9 @@ ms_status ms_chol_factor(ms_chol *ch, int *column) {
         *column = model_column(ch, j);
         return MS_EDIVERGED;
       }
+  int levels = chol_enter(ch->L);
   cholmod_factorize(ch->A, ch->L, &ch->c);
+  chol_leave(ch->L, levels);
   if (ch->c.status == CHOLMOD_NOT_POSDEF || ch->L->minor < ch->L->n) {
     // minor counts columns of the permuted matrix P A P^T; Perm maps it back to A's
     int j = (int)ch->L->minor;
@@ -262,8 +361,10 @@ static ms_status solve_columns(const ms_chol *ch, solve_ws *w, double *rhs, int 
                      .x = rhs,
                      .xtype = CHOLMOD_REAL,
                      .dtype = CHOLMOD_DOUBLE};
-  if (!cholmod_solve2(CHOLMOD_A, ch->L, &B, NULL, &w->X, NULL, &w->Y, &w->E, &w->c))
-    return w->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM : MS_ECHOLMOD;
+  int levels = chol_enter(ch->L);
+  int ok = cholmod_solve2(CHOLMOD_A, ch->L, &B, NULL, &w->X, NULL, &w->Y, &w->E, &w->c);
+  chol_leave(ch->L, levels);
+  if (!ok) return w->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM : MS_ECHOLMOD;
   memcpy(rhs, w->X->x, sizeof(double) * n * ncol);
   return MS_OK;
 }
@@ -275,8 +376,9 @@ ms_status ms_chol_solve(ms_chol *ch, double *rhs, int nrhs, int nthread) {
   int parts = nthread < nrhs ? nthread : nrhs, n = ms_chol_size(ch);
   if (parts > MS_SOLVE_PARTS) parts = MS_SOLVE_PARTS;
   if (parts < 1) parts = 1;
+  if (parts == 1) return solve_columns(ch, &ch->ws[0], rhs, nrhs); /* no OpenMP region */
   ms_status st[MS_SOLVE_PARTS] = {MS_OK};
-#pragma omp parallel for schedule(static) num_threads(parts) if (parts > 1)
+#pragma omp parallel for schedule(static) num_threads(parts)
   for (int p = 0; p < parts; p++) {
     int c0 = p * nrhs / parts, c1 = (p + 1) * nrhs / parts;
     st[p] = solve_columns(ch, &ch->ws[p], rhs + (size_t)n * c0, c1 - c0);

@@ -47,8 +47,10 @@ void ms_data_free(ms_data *d) {
   memset(d, 0, sizeof(*d));
 }
 
-/* make the history arrays hold at least hcap entries; grows only, so steps stop allocating */
+/* make the history arrays hold at least hcap entries (at most MS_HIST_MAX); grows only, so
+ * steps stop allocating */
 ms_status ms_data_reserve(ms_data *d, int hcap) {
+  if (hcap > MS_HIST_MAX) hcap = MS_HIST_MAX;
   if (hcap <= d->hcap) return MS_OK;
   double *res = realloc(d->hres, sizeof(double) * hcap);
   if (!res) return MS_ENOMEM;
@@ -58,4 +60,16 @@ ms_status ms_data_reserve(ms_data *d, int hcap) {
   d->hobj = obj;
   d->hcap = hcap;
   return MS_OK;
+}
+
+/* history entry k: residual and objective; entries beyond the capacity are not kept */
+void ms_hist(ms_data *d, int k, double res, double obj) {
+  if (k >= d->hcap) return;
+  d->hres[k] = res;
+  d->hobj[k] = obj;
+}
+
+/* how many of `entries` history entries were kept */
+int ms_hist_count(const ms_data *d, int entries) {
+  return entries < d->hcap ? entries : d->hcap;
 }

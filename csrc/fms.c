@@ -35,7 +35,8 @@ struct ms_fms_ws {
   double *xa, *xb; /* (nv,3) chebyshev: x^(k-1), G(x^k); anderson: G(x^(k-1)), f^(k-1) */
   double *xc;      /* (nv,3) anderson: G(x^k) */
   double omega;    /* chebyshev weight of the last iteration */
-  int window;      /* anderson columns allocated */
+  int wcap;        /* anderson columns allocated */
+  int window;      /* anderson columns of this step: the window asked for */
   int cols, next;  /* anderson columns filled, slot written next */
   double accepted; /* anderson: g at the current iterate */
   double *dg, *df; /* (window, nv*3) anderson differences of G(x) and of f = G(x) - x */
@@ -75,37 +76,49 @@ int64_t ms_fms_factorizations(const ms_data *d) {
   return d->fms ? d->fms->nfact : 0;
 }
 
-/* the workspace of d, allocated on first use; anderson arrays grow to the window asked for */
-static ms_status workspace(const ms_model *m, ms_data *d, int window) {
+/* a new workspace for m with its per-vertex arrays, or NULL when out of memory */
+static ms_fms_ws *workspace_new(const ms_model *m) {
   size_t n3 = 3 * (size_t)(m->nv ? m->nv : 1);
-  if (!d->fms) {
-    ms_fms_ws *w = calloc(1, sizeof(ms_fms_ws));
-    if (!w) return MS_ENOMEM;
-    d->fms = w;
-    w->nv = m->nv;
-    w->all = malloc(sizeof(int) * (m->nv ? m->nv : 1));
-    w->rhs = malloc(sizeof(double) * n3);
-    w->base = malloc(sizeof(double) * n3);
-    w->xa = malloc(sizeof(double) * n3);
-    w->xb = malloc(sizeof(double) * n3);
-    w->xc = malloc(sizeof(double) * n3);
-    if (!w->all || !w->rhs || !w->base || !w->xa || !w->xb || !w->xc) return MS_ENOMEM;
-    for (int i = 0; i < m->nv; i++) w->all[i] = i;
+  ms_fms_ws *w = calloc(1, sizeof(ms_fms_ws));
+  if (!w) return NULL;
+  w->nv = m->nv;
+  w->all = malloc(sizeof(int) * (m->nv ? m->nv : 1));
+  w->rhs = malloc(sizeof(double) * n3);
+  w->base = malloc(sizeof(double) * n3);
+  w->xa = malloc(sizeof(double) * n3);
+  w->xb = malloc(sizeof(double) * n3);
+  w->xc = malloc(sizeof(double) * n3);
+  if (!w->all || !w->rhs || !w->base || !w->xa || !w->xb || !w->xc) {
+    ms_fms_free(w);
+    return NULL;
   }
-  ms_fms_ws *w = d->fms;
-  if (window <= w->window) return MS_OK;
-  free(w->dg);
-  free(w->df);
-  free(w->gram);
-  free(w->small);
-  w->window = 0;
-  w->dg = malloc(sizeof(double) * n3 * window);
-  w->df = malloc(sizeof(double) * n3 * window);
-  w->gram = malloc(sizeof(double) * window * window);
-  w->small = malloc(sizeof(double) * window * (window + 1));
-  if (!w->dg || !w->df || !w->gram || !w->small) return MS_ENOMEM;
-  w->window = window;
+  for (int i = 0; i < m->nv; i++) w->all[i] = i;
+  return w;
+}
+
+/* make w's anderson arrays hold `window` columns; they only grow, and stay as they were when
+ * out of memory */
+static ms_status anderson_reserve(ms_fms_ws *w, int window) {
+  if (window <= w->wcap) return MS_OK;
+  size_t n3 = 3 * (size_t)(w->nv ? w->nv : 1), cols = (size_t)window;
+  double *dg = malloc(sizeof(double) * n3 * cols), *df = malloc(sizeof(double) * n3 * cols);
+  double *gram = malloc(sizeof(double) * cols * cols);
+  double *small = malloc(sizeof(double) * cols * (cols + 1));
+  if (!dg || !df || !gram || !small) {
+    free(dg), free(df), free(gram), free(small);
+    return MS_ENOMEM;
+  }
+  free(w->dg), free(w->df), free(w->gram), free(w->small);
+  w->dg = dg, w->df = df, w->gram = gram, w->small = small;
+  w->wcap = window;
   return MS_OK;
+}
+
+/* the workspace of d, made on first use and published only when complete; anderson arrays
+ * grow to the window asked for */
+static ms_status workspace(const ms_model *m, ms_data *d, int window) {
+  if (!d->fms && !(d->fms = workspace_new(m))) return MS_ENOMEM;
+  return anderson_reserve(d->fms, window);
 }
 
 /* numeric factorisation of M + h^2 L (+ h^2 w on pins) into the analysed pattern */
@@ -314,7 +327,11 @@ static ms_status anderson_next(fms_ctx *c, int k) {
   ms_fms_ws *w = c->w;
   int n3 = 3 * c->m->nv;
   double *x = c->d->xn, *g = w->xc;
-  if (k == 1) w->cols = w->next = 0, w->accepted = ms_objective(c->m, x, c->d->y, c->h);
+  if (k == 1) {
+    w->window = c->o->window;
+    w->cols = w->next = 0;
+    w->accepted = ms_objective(c->m, x, c->d->y, c->h);
+  }
   memcpy(g, x, sizeof(double) * n3);
   ms_status st = iterate(c, x, g);
   if (st != MS_OK) return st;
@@ -335,7 +352,9 @@ static double record(fms_ctx *c, int k) {
   ms_data *d = c->d;
   double spring = local_step(c, d->xn, d->g);
   c->rhs_ready = 1;
-  return d->hres[k] = ms_objective_finish(c->m, d->xn, d->y, c->h, d->g, spring, d->hobj + k);
+  double obj, res = ms_objective_finish(c->m, d->xn, d->y, c->h, d->g, spring, &obj);
+  ms_hist(d, k, res, obj);
+  return res;
 }
 
 typedef ms_status (*fms_next)(fms_ctx *, int);
@@ -364,6 +383,7 @@ ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
   info->nhist = 1;
   info->converged = o->tol > 0 && res < o->tol;
   for (int k = 1; c.n && k <= o->iterations && !info->converged; k++) {
+    if (ms_interrupted(d)) return MS_EINTERRUPT;
     st = next[accel](&c, k);
     if (st != MS_OK) return st;
     res = record(&c, k);

@@ -14,7 +14,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "msim.h"
 
@@ -70,19 +69,6 @@ static ms_status workspace(const ms_model *m, ms_data *d, ms_implicit **out) {
   }
   *out = d->implicit;
   return MS_OK;
-}
-
-/* monotonic wall clock [s] */
-static double clock_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-/* history entry i: residual and objective */
-static void record(ms_data *d, int i, double res, double obj) {
-  d->hres[i] = res;
-  d->hobj[i] = obj;
 }
 
 /* V_i = (mscale m_i + kscale shift) I + kscale C_i and S_s = kscale H_s(x) with the spd
@@ -153,13 +139,13 @@ static ms_status chol_solve(const ms_model *m, ms_implicit *w, const double *b, 
 /* assemble (timed), factorise (timed); info->bad = the failing column (3 * vertex + axis)
  * when A is not positive definite, the vertex when A holds a non-finite value */
 static ms_status factor(const ms_model *m, ms_implicit *w, ms_info *info) {
-  double t0 = clock_s();
+  double t0 = ms_clock();
   ms_status st = fill_chol(m, w);
-  double t1 = clock_s();
+  double t1 = ms_clock();
   if (st == MS_OK) st = ms_chol_factor(w->ch, &info->bad);
   if (st == MS_EDIVERGED) info->bad /= 3;
   info->timing[0] += t1 - t0;
-  info->timing[1] += clock_s() - t1;
+  info->timing[1] += ms_clock() - t1;
   return st;
 }
 
@@ -192,23 +178,24 @@ ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_op
   ms_inertial_target(m, d, h, d->y);
   memcpy(x, d->y, sizeof(double) * n3);
   double obj, res = ms_objective_grad(m, d, x, d->y, h, d->g, &obj);
-  record(d, 0, res, obj);
+  ms_hist(d, 0, res, obj);
   while (it < o->iterations && !(o->tol > 0 && res < o->tol)) {
+    if (ms_interrupted(d)) return MS_EINTERRUPT;
     // Newton direction p = -(grad^2 g)^-1 grad g
     build_system(m, x, w, o, 1.0 / (h * h), 1.0);
     st = factor(m, w, info);
     if (st != MS_OK) return st;
-    double t0 = clock_s();
+    double t0 = ms_clock();
     for (int k = 0; k < n3; k++) d->f[k] = -d->g[k];
     st = chol_solve(m, w, d->f, w->p);
-    info->timing[2] += clock_s() - t0;
+    info->timing[2] += ms_clock() - t0;
     if (st != MS_OK) return st;
 
     // step, optionally shortened until g decreases enough
     double alpha = o->line_search ? line_search(m, d, w, h, obj) : 1.0;
     for (int k = 0; k < n3; k++) x[k] += alpha * w->p[k];
     res = ms_objective_grad(m, d, x, d->y, h, d->g, &obj);
-    record(d, ++it, res, obj);
+    ms_hist(d, ++it, res, obj);
   }
   info->iters = it;
   info->nhist = it + 1;
@@ -267,13 +254,15 @@ static void precondition(const ms_model *m, const ms_implicit *w, const double *
   }
 }
 
-/* relative residual |r| / |b| (0 when b = 0) and the quadratic model
- * q(z) = z.A z / 2 - b.z = -z.(b + r) / 2 [J] */
-static void record_solve(const ms_model *m, ms_data *d, int i, const double *b, const double *z,
-                         const double *r, double bnorm) {
+/* history entry i: relative residual |r| / |b| (0 when b = 0), returned, and the quadratic
+ * model q(z) = z.A z / 2 - b.z = -z.(b + r) / 2 [J] */
+static double record_solve(const ms_model *m, ms_data *d, int i, const double *b, const double *z,
+                           const double *r, double bnorm) {
   int n3 = 3 * m->nv;
   double q = -0.5 * (ms_dot(n3, z, b) + ms_dot(n3, z, r));
-  record(d, i, bnorm > 0 ? sqrt(ms_dot(n3, r, r)) / bnorm : 0.0, q);
+  double rel = bnorm > 0 ? sqrt(ms_dot(n3, r, r)) / bnorm : 0.0;
+  ms_hist(d, i, rel, q);
+  return rel;
 }
 
 /* solve A z = b (z starts at 0) by block-Jacobi-preconditioned CG or block-Jacobi iteration,
@@ -286,8 +275,9 @@ static ms_status iterate(const ms_model *m, ms_data *d, ms_implicit *w, const ms
   memcpy(r, b, sizeof(double) * n3);
   precondition(m, w, r, p);
   double rz = ms_dot(n3, r, p), rel = bnorm > 0 ? 1.0 : 0.0;
-  record(d, 0, rel, 0.0);
+  ms_hist(d, 0, rel, 0.0);
   while (it < o->iterations && !(o->tol > 0 && rel <= o->tol) && isfinite(rel) && bnorm > 0) {
+    if (ms_interrupted(d)) return MS_EINTERRUPT;
     if (cg) {
       // conjugate gradient step along p; p.A p <= 0 proves A indefinite
       apply(m, w, p, q);
@@ -302,8 +292,7 @@ static ms_status iterate(const ms_model *m, ms_data *d, ms_implicit *w, const ms
       apply(m, w, z, q);
       for (int k = 0; k < n3; k++) r[k] = b[k] - q[k];
     }
-    record_solve(m, d, ++it, b, z, r, bnorm);
-    rel = d->hres[it];
+    rel = record_solve(m, d, ++it, b, z, r, bnorm);
     if (cg) {
       precondition(m, w, r, q);
       double rz1 = ms_dot(n3, r, q);
@@ -328,7 +317,7 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
   int n3 = 3 * m->nv;
-  double t0 = clock_s();
+  double t0 = ms_clock();
   build_system(m, d->x, w, o, 1.0, h * h);
 
   // b = h f - h^2 H v = h f - (A - M) v, zero on fixed vertices
@@ -343,24 +332,24 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
 
   // solve into dv
   if (o->solver == MS_SOLVE_DIRECT) {
-    info->timing[0] += clock_s() - t0;
+    info->timing[0] += ms_clock() - t0;
     st = factor(m, w, info);
-    double t1 = clock_s();
+    double t1 = ms_clock();
     if (st == MS_OK) st = chol_solve(m, w, b, dv);
-    info->timing[2] += clock_s() - t1;
+    info->timing[2] += ms_clock() - t1;
     if (st != MS_OK) return st;
     apply(m, w, dv, w->r);
     for (int k = 0; k < n3; k++) w->r[k] = b[k] - w->r[k];
     double bnorm = sqrt(ms_dot(n3, b, b));
-    record(d, 0, bnorm > 0 ? 1.0 : 0.0, 0.0);
+    ms_hist(d, 0, bnorm > 0 ? 1.0 : 0.0, 0.0);
     record_solve(m, d, 1, b, dv, w->r, bnorm);
     info->iters = 1, info->nhist = 2, info->converged = 1;
   } else {
     st = diag_inverse(m, w, &info->bad);
-    double t1 = clock_s();
+    double t1 = ms_clock();
     info->timing[0] += t1 - t0;
     if (st == MS_OK) st = iterate(m, d, w, o, b, dv, info);
-    info->timing[2] += clock_s() - t1;
+    info->timing[2] += ms_clock() - t1;
     if (st != MS_OK) return st;
   }
   for (int k = 0; k < n3; k++) {

@@ -15,11 +15,12 @@
 /* status codes returned by core calls */
 typedef enum {
   MS_OK = 0,
-  MS_ENOMEM,    /* an allocation failed */
-  MS_EINPUT,    /* an argument out of range (the binding checks first) */
-  MS_EDIVERGED, /* a position or velocity became non-finite or exceeded MS_BOUND */
-  MS_ENOTPD,    /* a matrix was not positive definite */
-  MS_ECHOLMOD,  /* CHOLMOD failed for another reason */
+  MS_ENOMEM,     /* an allocation failed */
+  MS_EINPUT,     /* an argument out of range (the binding checks first) */
+  MS_EDIVERGED,  /* a position or velocity became non-finite or exceeded MS_BOUND */
+  MS_ENOTPD,     /* a matrix was not positive definite */
+  MS_ECHOLMOD,   /* CHOLMOD failed for another reason */
+  MS_EINTERRUPT, /* the caller's interrupt callback asked the step to stop */
 } ms_status;
 
 /* a vertex closer than this to a collider's surface [m] is in contact (friction) */
@@ -125,25 +126,37 @@ typedef struct {
 /* per-method workspaces kept in ms_data, defined in their own files */
 typedef struct ms_implicit ms_implicit;
 
+/* a caller's interrupt check, polled from long loops: nonzero stops the step */
+typedef int (*ms_interrupt_fn)(void *ctx);
+
+/* polls of the interrupt check at most this often [s] */
+#define MS_POLL_INTERVAL 0.05
+
+/* iteration histories keep at most this many entries per step (the rest run unrecorded) */
+#define MS_HIST_MAX (1 << 20)
+
 /* changing data: state, scratch and method workspaces */
 typedef struct {
-  double *x;             /* (nv,3) positions [m] */
-  double *v;             /* (nv,3) velocities [m/s] */
-  double *xn;            /* (nv,3) next positions, swapped in when a step succeeds */
-  double *vn;            /* (nv,3) next velocities */
-  double *f;             /* (nv,3) force scratch [N] */
-  double *y;             /* (nv,3) inertial target of implicit methods [m] */
-  double *g;             /* (nv,3) gradient scratch [N] */
-  double *fc, *rc, *es;  /* (ns) per-spring coefficients and energies of the spring passes */
-  double *eblk;          /* (ms_spring_blocks) spring energy per block [J] */
-  double time;           /* simulated time [s] */
-  int64_t nstep;         /* steps taken */
-  int hcap;              /* capacity of the history arrays */
-  double *hres;          /* (hcap) residual per iteration */
-  double *hobj;          /* (hcap) objective per iteration */
-  ms_implicit *implicit; /* implicit.c workspace, NULL until first used */
-  ms_fms_ws *fms;        /* fms workspace (factor, acceleration history), made on first use */
-  ms_xpbd_ws *xpbd;      /* xpbd workspace (multipliers), built on first use */
+  double *x;                 /* (nv,3) positions [m] */
+  double *v;                 /* (nv,3) velocities [m/s] */
+  double *xn;                /* (nv,3) next positions, swapped in when a step succeeds */
+  double *vn;                /* (nv,3) next velocities */
+  double *f;                 /* (nv,3) force scratch [N] */
+  double *y;                 /* (nv,3) inertial target of implicit methods [m] */
+  double *g;                 /* (nv,3) gradient scratch [N] */
+  double *fc, *rc, *es;      /* (ns) per-spring coefficients and energies of the spring passes */
+  double *eblk;              /* (ms_spring_blocks) spring energy per block [J] */
+  double time;               /* simulated time [s] */
+  int64_t nstep;             /* steps taken */
+  int hcap;                  /* capacity of the history arrays */
+  double *hres;              /* (hcap) residual per iteration */
+  double *hobj;              /* (hcap) objective per iteration */
+  ms_implicit *implicit;     /* implicit.c workspace, NULL until first used */
+  ms_fms_ws *fms;            /* fms workspace (factor, acceleration history), made on first use */
+  ms_xpbd_ws *xpbd;          /* xpbd workspace (multipliers), built on first use */
+  ms_interrupt_fn interrupt; /* polled by long loops; NULL: never interrupted */
+  void *interrupt_ctx;       /* its argument */
+  double polled;             /* ms_clock() at the last poll [s] */
 } ms_data;
 
 /* model.c: allocation and derived quantities */
@@ -156,9 +169,12 @@ void ms_model_topology(ms_model *m);
 ms_status ms_data_alloc(ms_data *d, const ms_model *m);
 void ms_data_free(ms_data *d);
 ms_status ms_data_reserve(ms_data *d, int hcap);
+void ms_hist(ms_data *d, int k, double res, double obj);
+int ms_hist_count(const ms_data *d, int entries);
 
 /* threads.c: the thread count of parallel passes (1 in a forked child that lost OpenMP's pool) */
 void ms_threads_init(void);
+uint64_t ms_fork_generation(void);
 int ms_threads(const ms_model *m);
 typedef void (*ms_block_fn)(void *ctx, int lo, int hi);
 void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx);
@@ -230,12 +246,16 @@ ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
 void ms_xpbd_free(ms_xpbd_ws *w);
 
 /* step.c: one step of any method; on failure the state is left as it was */
+double ms_clock(void);
+int ms_interrupted(ms_data *d);
 ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
                   ms_info *info);
 
 /* chol.c: sparse Cholesky of spring matrices over free vertices (fixed ones eliminated);
  * analyse once per fixed set, then zero / add blocks / factor / solve as often as needed */
 typedef struct ms_chol ms_chol;
+void ms_chol_init(void);
+int ms_chol_serialised(void);
 void ms_cholmod_version(int version[3]);
 ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solves);
 void ms_chol_free(ms_chol *ch);

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "msim.h"
 
@@ -58,6 +59,23 @@ static void finish_block(void *ctx, int lo, int hi) {
   }
 }
 
+/* monotonic wall clock [s] */
+double ms_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* nonzero when the caller's interrupt check, polled at most every MS_POLL_INTERVAL, asks the
+ * step to stop; long loops call it once per iteration */
+int ms_interrupted(ms_data *d) {
+  if (!d->interrupt) return 0;
+  double now = ms_clock();
+  if (now - d->polled < MS_POLL_INTERVAL) return 0;
+  d->polled = now;
+  return d->interrupt(d->interrupt_ctx);
+}
+
 ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
                   ms_info *info) {
   memset(info, 0, sizeof(*info));
@@ -84,5 +102,6 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   d->time += h;
   d->nstep++;
   if (info->nhist == 0) info->iters = 1, info->converged = 1; /* single-pass methods */
+  info->nhist = ms_hist_count(d, info->nhist);
   return MS_OK;
 }

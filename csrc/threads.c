@@ -1,26 +1,38 @@
-/* threads.c: how many threads a parallel pass may use
+/* threads.c: how many threads a parallel pass may use, and what a fork() leaves behind
  *
- * GNU libgomp keeps its worker threads in a pool that a fork() does not copy: a child
- * process that starts a parallel region after its parent ran one waits for them forever
- * (multiprocessing with "fork", the default on Linux). A child of such a parent therefore
- * runs every pass on one thread; the results are the same, since they never depend on the
- * thread count.
+ * GNU libgomp keeps the worker threads of a thread's parallel regions in a pool that fork()
+ * does not copy: a child process whose forking thread had started a team waits forever at
+ * its next region that asks for more than one thread. msim's passes with threads > 1 start
+ * teams (CHOLMOD's regions never do: chol.c runs them on the calling thread). So a child of
+ * a process that started one runs every OpenMP region on one thread (max-active-levels 0 on
+ * the forking thread, the child's only one): the same results, since they never depend on
+ * the thread count. Each fork also counts one generation, so that the binding can renew
+ * locks held by threads that did not survive the fork.
  */
 #include <stdatomic.h>
 
 #include "msim.h"
 
-#if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+#if defined(__unix__) || defined(__APPLE__)
 #include <pthread.h>
 #define MS_FORK_GUARD 1
 #endif
 
-static atomic_int team_started; /* this process ran a region on more than one thread */
-static atomic_int team_lost;    /* forked from a process that had */
+static atomic_int team_started;     /* this process ran a pass on more than one thread */
+static atomic_int team_lost;        /* forked from a process that had */
+static atomic_ullong fork_children; /* forks between the first process and this one */
 
 #ifdef MS_FORK_GUARD
 static void forked_child(void) {
-  atomic_store(&team_lost, atomic_load(&team_started));
+  atomic_fetch_add(&fork_children, 1);
+  if (!atomic_load(&team_started)) return;
+  atomic_store(&team_lost, 1);
+#if defined(_OPENMP)
+  omp_set_max_active_levels(0);
+#endif
 }
 #endif
 
@@ -32,6 +44,12 @@ void ms_threads_init(void) {
 #endif
 }
 
+/* forks between the process that loaded msim and this one: a change means that locks held
+ * by other threads at the fork are held for ever */
+uint64_t ms_fork_generation(void) {
+  return atomic_load(&fork_children);
+}
+
 /* the threads a pass of m may use: m->nthread, or 1 in a child that lost the pool */
 int ms_threads(const ms_model *m) {
   if (m->nthread <= 1 || atomic_load(&team_lost)) return 1;
@@ -39,11 +57,21 @@ int ms_threads(const ms_model *m) {
   return m->nthread;
 }
 
+/* fn(ctx, lo, hi) for block b of size `size` in [0, n) */
+static void run_block(int n, int size, ms_block_fn fn, void *ctx, int b) {
+  int lo = b * size;
+  fn(ctx, lo, lo + size < n ? lo + size : n);
+}
+
 /* fn(ctx, lo, hi) for the blocks [lo, hi) of size `size` that cover [0, n), on ms_threads(m)
  * threads; which thread runs a block never changes what the block computes */
 void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx) {
   int nb = (n + size - 1) / size, nt = ms_threads(m);
   if (nt > nb) nt = nb; /* no idle threads started */
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-  for (int b = 0; b < nb; b++) fn(ctx, b * size, b * size + size < n ? b * size + size : n);
+  if (nt <= 1) {        /* no OpenMP region: libgomp would allocate a team for each one */
+    for (int b = 0; b < nb; b++) run_block(n, size, fn, ctx, b);
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads(nt)
+  for (int b = 0; b < nb; b++) run_block(n, size, fn, ctx, b);
 }

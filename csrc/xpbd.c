@@ -89,8 +89,7 @@ static double residual(const ms_model *m, const double *x, const double *lambda,
 
 /* history entry k of the substep whose prediction is d->y */
 static void record(const ms_model *m, ms_data *d, const double *lambda, double hs, int k) {
-  d->hres[k] = residual(m, d->xn, lambda, hs);
-  d->hobj[k] = ms_objective(m, d->xn, d->y, hs);
+  ms_hist(d, k, residual(m, d->xn, lambda, hs), ms_objective(m, d->xn, d->y, hs));
 }
 
 /* one step of `substeps` substeps of `iterations` sweeps each */
@@ -110,6 +109,7 @@ ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
     memset(w->lambda, 0, sizeof(double) * m->ns);
     if (last) record(m, d, w->lambda, hs, 0);
     for (int k = 1; k <= iters; k++) {
+      if (ms_interrupted(d)) return MS_EINTERRUPT;
       sweep(m, d->xn, w->x0, w->lambda, hs, o->xpbd_damping);
       ms_contact_project(m, w->x0, d->xn);
       if (last) record(m, d, w->lambda, hs, k);

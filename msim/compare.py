@@ -120,11 +120,18 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Sequence[Any]], *,
     executor: any concurrent.futures.Executor (a ProcessPoolExecutor by default; a Dask
     distributed Client's get_executor() works too). fn must be picklable (a module-level
     function) for process pools. Returns one dict per point: the point plus "result".
+
+    Forked workers are safe after the parent stepped Systems with any method and thread
+    count: a child of a process that ran OpenMP regions (msim's threads, CHOLMOD's own) runs
+    its regions on one thread, with the same results. Interrupted (Ctrl-C), the runs not yet
+    started are cancelled and the KeyboardInterrupt carries the finished rows as `results`.
     """
     names = list(grid)
     points = [dict(zip(names, values)) for values in itertools.product(*grid.values())]
     own = executor is None
     pool = cf.ProcessPoolExecutor() if own else executor
+    futures: list[cf.Future] = []
+    interrupted = False
     try:
         futures = [pool.submit(fn, **p) for p in points]
         if progress:
@@ -133,6 +140,15 @@ def sweep(fn: Callable[..., Any], grid: Mapping[str, Sequence[Any]], *,
             for _ in tqdm(cf.as_completed(futures), total=len(futures), desc="sweep"):
                 pass
         return [dict(p, result=f.result()) for p, f in zip(points, futures)]
+    except KeyboardInterrupt as stop:
+        interrupted = True
+        for f in futures:
+            f.cancel()
+        stop.results = [dict(p, result=f.result()) for p, f in zip(points, futures)
+                        if f.done() and not f.cancelled() and f.exception() is None]
+        stop.add_note(f"sweep: interrupted with {len(stop.results)} of {len(points)} runs "
+                      "finished (in this exception's .results); the others were cancelled")
+        raise
     finally:
         if own:
-            pool.shutdown()
+            pool.shutdown(wait=not interrupted, cancel_futures=True)

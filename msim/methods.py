@@ -13,6 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
+
+# the values the C core accepts for each of its options: name -> (type, low, high)
+_CORE_RANGES: dict[str, tuple[str, float, float]] = _core.step_options()
+
 
 @dataclass(frozen=True)
 class Option:
@@ -137,7 +142,8 @@ def _convert(name: str, value: Any, opt: Option) -> Any:
             raise TypeError(f"{name}: expected True or False, got {value!r}")
         return int(value)  # the core reads flags as integers
     if opt.kind is int:
-        return as_int(name, value)
+        _, low, high = _CORE_RANGES[opt.core]
+        return as_int(name, value, int(low), int(high))
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
     if opt.below is not None and not value < opt.below:
@@ -145,10 +151,13 @@ def _convert(name: str, value: Any, opt: Option) -> Any:
     return float(value)
 
 
-def as_int(name: str, value: Any, low: int | None = None) -> int:
-    """`value` as an int (>= low when given), else TypeError/ValueError naming `name`."""
+def as_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    """`value` as an int in [low, high] (each bound when given), else TypeError/ValueError
+    naming `name`."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name}: expected an integer, got {type(value).__name__}")
+    if high is not None and not low <= value <= high:
+        raise ValueError(f"{name}: expected an integer in [{low}, {high}], got {value}")
     if low is not None and value < low:
         raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
     return int(value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -108,40 +109,59 @@ class System(_core.System):
         Frame 0 is the state before the first step. on_divergence="stop" ends the run at a
         diverged step (recorded in Trajectory.diverged) instead of raising. before_step(sim),
         when given, runs before every step: scripted motion of fixed vertices or colliders.
+
+        Interrupted (Ctrl-C, Jupyter's stop button), a long step in progress is abandoned with
+        the state as it was before it, and the KeyboardInterrupt carries the frames recorded so
+        far as its `trajectory` attribute. A step that had just finished when the interrupt
+        arrived stays taken: the System may then be one step past the last recorded step.
         """
-        steps = as_int("steps", steps, 0)
+        steps = as_int("steps", steps, 0, 2**63 - 1)  # the step counter is an int64
         record_every = as_int("record_every", record_every, 1)
         if on_divergence not in ("raise", "stop"):
             raise ValueError(f"on_divergence: expected 'raise' or 'stop', got {on_divergence!r}")
         core_options = resolve(method, options)
-        frames, times, energies = [self.positions], [self.time], [self.energy()]
-        seconds, iterations, diverged = [], [], None
+        # one append per frame and per step, so an interrupt never leaves them half-recorded
+        frames = [(self.positions, self.time, self.energy())]
+        taken: list[tuple[float, int]] = []  # (seconds, iterations) of each step
+        diverged = None
         bar = _progress(steps, method) if progress else None
-        for k in range(steps):
-            if before_step is not None:
-                before_step(self)
-            try:
-                iters, _, _, _, sec, _ = self._step(dt, method, **core_options)
-            except _core.DivergenceError:
-                if on_divergence == "raise":
-                    raise
-                diverged = k
-                break
-            seconds.append(sec)
-            iterations.append(iters)
-            if (k + 1) % record_every == 0:
-                frames.append(self.positions)
-                times.append(self.time)
-                energies.append(self.energy())
+
+        def recorded() -> Trajectory:
+            positions, times, energies = zip(*frames)
+            seconds, iterations = zip(*taken) if taken else ((), ())
+            return Trajectory(
+                method=method, dt=float(dt), positions=np.stack(positions),
+                times=np.array(times),
+                energies={key: np.array([e[key] for e in energies]) for key in energies[0]},
+                seconds=np.array(seconds, dtype=float),
+                iterations=np.array(iterations, dtype=int), diverged=diverged,
+                options=dict(options))
+
+        try:
+            for k in range(steps):
+                if before_step is not None:
+                    before_step(self)
+                try:
+                    iters, _, _, _, sec, _ = self._step(dt, method, **core_options)
+                except _core.DivergenceError:
+                    if on_divergence == "raise":
+                        raise
+                    diverged = k
+                    break
+                taken.append((sec, iters))
+                if (k + 1) % record_every == 0:
+                    frames.append((self.positions, self.time, self.energy()))
+                if bar is not None:
+                    bar.update(1)
+        except KeyboardInterrupt as stop:
+            stop.trajectory = recorded()
+            stop.add_note(f"simulate: interrupted after {len(taken)} of {steps} steps; the "
+                          "frames recorded so far are in this exception's .trajectory")
+            raise
+        finally:
             if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
-        return Trajectory(
-            method=method, dt=float(dt), positions=np.stack(frames), times=np.array(times),
-            energies={key: np.array([e[key] for e in energies]) for key in energies[0]},
-            seconds=np.array(seconds, dtype=float), iterations=np.array(iterations, dtype=int),
-            diverged=diverged, options=dict(options))
+                bar.close()
+        return recorded()
 
     def get_state(self) -> dict[str, Any]:
         """The changing state: positions, velocities (copies), time and step count."""
@@ -169,17 +189,27 @@ class System(_core.System):
                 "threads": self.threads}
 
     def copy(self) -> System:
-        """An independent System with the same model and state."""
-        return _restore(type(self), self.parameters(), self.get_state())
+        """An independent System with the same model and state (and deep copies of the
+        attributes a subclass added)."""
+        return self.__deepcopy__({})
 
     def __copy__(self) -> System:
-        return self.copy()
+        twin = _restore(type(self), self.parameters(), self.get_state())
+        if hasattr(self, "__dict__"):
+            twin.__dict__.update(self.__dict__)
+        return twin
 
     def __deepcopy__(self, memo: dict) -> System:
-        return self.copy()
+        twin = _restore(type(self), self.parameters(), self.get_state())
+        memo[id(self)] = twin
+        if hasattr(self, "__dict__"):
+            twin.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return twin
 
     def __reduce__(self):
-        return _restore, (type(self), self.parameters(), self.get_state())
+        # the third item, a subclass's own attributes, goes back into the new object's __dict__
+        return (_restore, (type(self), self.parameters(), self.get_state()),
+                getattr(self, "__dict__", None) or None)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(n_vertices={self.n_vertices}, n_springs={self.n_springs}, "

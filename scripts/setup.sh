@@ -12,15 +12,16 @@ apt_install() {
 }
 
 # CHOLMOD headers and library, and an optimised BLAS for CHOLMOD's supernodal factorisation
-# (Debian's default reference BLAS factors ~6x slower; the serial OpenBLAS keeps results
-# deterministic and leaves parallelism to the caller)
+# (Debian's default reference BLAS factors ~6x slower). The pthreads build of OpenBLAS is safe
+# to call from several threads at once (its serial build is not); msim asks it for one thread
+# per call, so results stay deterministic and parallelism is left to the caller
 packages=()
 if [ -z "${SUITESPARSE_INCLUDE_DIR:-}" ] && ! pkg-config --exists CHOLMOD 2>/dev/null &&
   [ ! -e /usr/include/suitesparse/cholmod.h ]; then
   packages+=(libsuitesparse-dev)
 fi
-if command -v apt-get >/dev/null && ! ldconfig -p | grep -q libopenblas; then
-  packages+=(libopenblas0-serial)
+if command -v apt-get >/dev/null && ! dpkg -s libopenblas0-pthread >/dev/null 2>&1; then
+  packages+=(libopenblas0-pthread)
 fi
 if [ ${#packages[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null; then

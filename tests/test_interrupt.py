@@ -1,0 +1,101 @@
+"""Ctrl-C (SIGINT, what Jupyter's stop button sends) stops a long step within a fraction of a
+second and leaves the System exactly as it was before that step; simulate and sweep give back
+what they finished."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import msim
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery by os.kill")
+
+# options that make one step run for many seconds
+LONG_STEPS = {
+    "fms": {"iterations": 2_000_000},
+    "xpbd": {"iterations": 2_000_000},
+    "implicit_euler": {"max_iterations": 1_000_000},
+    "linearized_implicit": {"solver": "jacobi", "max_iterations": 1_000_000_000, "tol": 0.0},
+}
+
+
+def cloth(n: int = 16) -> msim.System:
+    mesh = msim.mesh.cloth_grid(n, n)
+    sim = msim.System(mesh.vertices, mesh.edges, mass=1 / n**2, stiffness=1000.0,
+                      fixed=[0, n - 1])
+    sim.simulate(3, 1 / 60, "implicit_euler")  # moving, so every method has work to do
+    return sim
+
+
+def interrupt_after(seconds: float) -> list[float]:
+    """Send this process SIGINT after `seconds`; the list receives the time it was sent."""
+    sent: list[float] = []
+
+    def fire():
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Timer(seconds, fire).start()
+    return sent
+
+
+@pytest.mark.parametrize("method", sorted(LONG_STEPS))
+def test_ctrl_c_stops_a_long_step_soon_and_keeps_the_state(method):
+    sim = cloth()
+    before = sim.get_state()
+    sent = interrupt_after(0.5)
+    with pytest.raises(KeyboardInterrupt):
+        sim.step(1 / 60, method, **LONG_STEPS[method])
+    latency = time.perf_counter() - sent[0]
+    assert latency < 0.5, f"{method} noticed Ctrl-C after {latency:.2f} s"
+    after = sim.get_state()
+    np.testing.assert_array_equal(after["positions"], before["positions"])
+    np.testing.assert_array_equal(after["velocities"], before["velocities"])
+    assert (after["time"], after["steps"]) == (before["time"], before["steps"])
+    # the System steps on as if nothing happened: the same as an untouched copy
+    twin = sim.copy()
+    sim.step(1 / 60, method)
+    twin.step(1 / 60, method)
+    np.testing.assert_array_equal(sim.positions, twin.positions)
+
+
+def test_interrupted_simulate_gives_back_the_frames_it_recorded():
+    sim = cloth()
+    start = sim.steps
+    sent = interrupt_after(0.5)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        sim.simulate(10**9, 1 / 60, "fms", iterations=200)
+    assert sent
+    traj = caught.value.trajectory
+    frames = len(traj.times)
+    assert frames >= 2 and len(traj.seconds) == frames - 1
+    # a step that finished as the interrupt came stays taken, unrecorded
+    unrecorded = sim.steps - start - len(traj.seconds)
+    assert unrecorded in (0, 1)
+    assert traj.times[-1] == pytest.approx(sim.time - unrecorded / 60, abs=1e-12)
+    if unrecorded == 0:
+        np.testing.assert_array_equal(traj.positions[-1], sim.positions)
+
+
+def slow_square(x: float) -> float:
+    time.sleep(0.3)
+    return x * x
+
+
+def test_interrupted_sweep_cancels_the_runs_not_started():
+    started = time.perf_counter()
+    sent = interrupt_after(0.8)
+    with cf.ThreadPoolExecutor(1) as pool, pytest.raises(KeyboardInterrupt) as caught:
+        msim.sweep(slow_square, {"x": list(range(40))}, executor=pool)
+    assert sent and time.perf_counter() - started < 3.0  # 40 runs would take 12 s
+    rows = caught.value.results
+    assert 1 <= len(rows) < 40
+    assert all(r["result"] == r["x"] ** 2 for r in rows)

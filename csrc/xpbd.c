@@ -111,7 +111,7 @@ ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
     if (last) record(m, d, w->lambda, hs, 0);
     for (int k = 1; k <= iters; k++) {
       sweep(m, d->xn, w->x0, w->lambda, hs, o->xpbd_damping);
-      ms_contact_project(m, w->x0, d->xn);
+      ms_contact_project(m, w->x0, d->xn, m->mu);
       if (last) record(m, d, w->lambda, hs, k);
     }
     for (int i = 0; i < 3 * m->nv; i++) d->vn[i] = (d->xn[i] - w->x0[i]) / hs;

@@ -85,18 +85,21 @@ static double push_out(const ms_model *m, int k, double *p, const double *n) {
 }
 
 /* contact normal n of the path from a (the step's start) to p against sphere k, 1 when the
- * path touches it: the normal where the segment first enters the sphere when a is outside (so
- * a vertex that crossed the whole sphere in one step is caught), else the normal at a; from a
- * on the surface (or inside), any path heading inward counts, however far it goes */
+ * path touches it. From a outside: the normal where the segment first enters the sphere, so a
+ * vertex that crossed the whole sphere in one step is caught. From a on the surface (or
+ * inside): the normal at p when p is inside (its nearest surface point: a vertex resting on
+ * the sphere that springs pull in along a chord is not pushed out along a neighbour-diverging
+ * normal), else the normal at a for any path heading inward, however far it goes */
 static int sphere_path(const ms_model *m, int k, const double *a, const double *p, double n[3]) {
   const double *sp = m->sphere + 4 * (k - m->nplane);
   double f[3] = {a[0] - sp[0], a[1] - sp[1], a[2] - sp[2]};
   double e[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]}, r = m->cscale * sp[3];
   double ee = ms_dot(3, e, e), fe = ms_dot(3, f, e), ff = ms_dot(3, f, f) - r * r;
   double disc = fe * fe - ee * ff, q[3];
-  if (ff <= 0) { /* a on or inside: p inside, or a path inward through the far side */
+  if (ff <= 0) { /* a on or inside: p inside (its own normal), or a path inward through */
+    if (penetration(m, k, p, n) > 0) return 1;
     penetration(m, k, a, n);
-    return penetration(m, k, p, q) > 0 || fe < 0;
+    return fe < 0;
   }
   if (!(fe < 0 && disc >= 0)) return 0; /* a path that never enters */
   // the smaller root of |f + s e| = r, in the form that keeps its digits
@@ -147,12 +150,11 @@ void ms_contact_nearest(const ms_model *m, const double *p, double out[3]) {
 
 /* contact of the projection methods: a free vertex whose path from ref (the step's start) to
  * x enters a collider is moved along the contact normal onto the surface (plane: its normal;
- * sphere: the normal where the path entered it, or at ref when ref is already inside, e.g.
- * after the sphere moved), then loses tangential travel by positional friction with
- * coefficient mu. Pushing along the normal the vertex came from, rather than to the nearest
- * surface point, keeps a vertex that crossed a whole sphere in one step on the side it came
- * from. A friction move that ends a hair inside the curved surface is pushed out along the
- * normal again. */
+ * sphere: see sphere_path), then loses tangential travel by positional friction with
+ * coefficient mu. Pushing along the normal where the path entered, rather than to the nearest
+ * surface point, keeps a vertex that went deep into a sphere, or through it, on the side it
+ * came from. A friction move that ends a hair inside the curved surface is pushed out along
+ * the normal again. */
 void ms_contact_project(const ms_model *m, const double *ref, double *x, double mu) {
   double n[3], q[3];
   for (int i = 0; i < m->nv; i++)

@@ -55,13 +55,15 @@ EXPLICIT = ("explicit_euler", "symplectic_euler")
 def stable_dt(system: System, safety: float = 0.5) -> float:
     """A step [s] at which symplectic Euler is stable: safety * 2 / omega_max.
 
-    omega_max^2, the largest eigenvalue of M^-1 K, is bounded by the largest Gershgorin row sum
-    of M^-1 K over free vertices: each spring's Hessian k uu^T + k (1 - L/l)(I - uu^T) is at
-    most k I (l >= L), so vertex i's row sums to at most 2 sum_s k_s / m_i over its springs,
-    plus contact_stiffness / m_i when the system has colliders (any vertex can touch one).
+    omega_max^2, the largest eigenvalue of M^-1 K over free vertices, is bounded by a
+    Gershgorin row sum: each spring's Hessian k uu^T + k (1 - L/l)(I - uu^T) has eigenvalues k
+    and k (1 - L/l) < k, so K is at most the spring Laplacian (times I3), whose row i in M^-1 L
+    sums to 2 sum_s k_s / m_i over vertex i's springs; a contact adds contact_stiffness / m_i,
+    counted for every vertex when the system has colliders (any vertex can touch one).
     Symplectic Euler is stable below h = 2 / omega_max; explicit Euler is unstable at every
-    step without damping, so this step only keeps its growth slow. The safety factor leaves room
-    for springs stretched beyond the bound's assumption and for contact entered mid-step.
+    step without damping, so this step only keeps its growth slow. The safety factor leaves
+    room for a vertex touching two colliders and for damping-free runs near the edge.
+    Returns inf when nothing is stiff (no springs, no colliders).
     """
     mass = np.asarray(system.mass, float)
     row = np.zeros(system.n_vertices)

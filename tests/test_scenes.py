@@ -80,9 +80,11 @@ def _depth(sim):
 @pytest.mark.parametrize("method", sorted(set(msim.METHODS) - {"explicit_euler"}))
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_every_scene_runs_in_every_method_at_its_own_step(name, method):
-    # full size (the 81 x 81 curtain included: about 20 s of the whole matrix, most of it in
-    # implicit and linearised implicit Euler and in symplectic Euler's 18,800 steps of 80 us);
-    # explicit Euler is left out: it grows at every step size
+    # every scene at the size users get, the 81 x 81 curtain included: its three slow runs
+    # (implicit Euler, linearised implicit Euler, symplectic Euler's 18,800 steps) take 21 s
+    # alone and 52 s in a full run on the shared 2-core machine; at 41 x 41 they took 10 s, too
+    # little saved to test a curtain users never get. Explicit Euler is left out: it grows at
+    # every step size
     scene = scenes.SCENES[name]()
     steps = round(1.5 / scene.dt_for(method))
     scene.run(steps, method, record_every=steps)  # raises DivergenceError if it blows up

@@ -1,11 +1,15 @@
 /* contact.c: planes and spheres, handled in each method's natural way
  *
  * A vertex penetrates a plane (unit normal n, offset c) by phi = c - n.x, and a sphere
- * (centre c, radius r) by phi = s r - |x - c| with the contact radius factor s (seed 001's
- * s ~ 1.1); phi > 0 means inside, and n is the outward contact normal. Penalty methods add
- * the energy kc/2 phi^2 per contact (force kc phi n, Hessian kc n n^T: the negative lateral
- * part of a sphere's Hessian is dropped to keep it positive semidefinite); projection methods
- * move free vertices onto the surface. Friction is one post-step rule for every method.
+ * (centre c, radius r) by phi = s r - |x - c| with the contact radius factor s (~ 1.1);
+ * phi > 0 means inside, and n is the outward contact normal. Penalty methods add the energy
+ * kc/2 phi^2 per contact (force kc phi n, Hessian kc n n^T: the negative lateral part of a
+ * sphere's Hessian is dropped to keep it positive semidefinite) and lose tangential speed by a
+ * post-step Coulomb rule. FMS minimises the same penalty energy inside its local-global
+ * iterations (ms_contact_path, ms_contact_nearest) and then projects; XPBD projects inside its
+ * iterations. The projection tests each vertex's path from the step's start, moves it onto the
+ * surface where the path entered a collider, and (XPBD) applies position-based Coulomb
+ * friction to the tangential travel (Macklin et al. 2014).
  */
 #include <math.h>
 
@@ -58,40 +62,115 @@ int ms_contact_hessian(const ms_model *m, const double *x, int i, double *blk) {
   return any;
 }
 
-/* distance t >= 0 that moves point p along unit direction n out of collider k (0 outside):
- * a plane's depth over n.normal, the exit of the ray p + t n through a sphere */
+/* distance t >= 0 that moves point p along unit direction n onto collider k's surface: a
+ * plane's depth, the far root of |p + t n - c| = s r for a sphere, or, where that line misses
+ * the sphere or its far root is behind p (p went through the sphere sideways), the distance to
+ * the tangent plane at c + s r n */
 static double exit_distance(const ms_model *m, int k, const double *p, const double *n) {
-  double normal[3], phi = penetration(m, k, p, normal);
-  if (phi <= 0) return 0;
-  if (k < m->nplane) {
-    double cosine = n[0] * normal[0] + n[1] * normal[1] + n[2] * normal[2];
-    return cosine > 0 ? phi / cosine : phi;
-  }
+  double normal[3];
+  if (k < m->nplane) return fmax(penetration(m, k, p, normal), 0.0);
   const double *sp = m->sphere + 4 * (k - m->nplane);
   double d[3] = {p[0] - sp[0], p[1] - sp[1], p[2] - sp[2]}, r = m->cscale * sp[3];
   double b = d[0] * n[0] + d[1] * n[1] + d[2] * n[2];
-  return -b + sqrt(b * b + r * r - (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
+  double disc = b * b + r * r - (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  double t = disc >= 0 ? -b + sqrt(disc) : -1.0;
+  return t > 0 ? t : fmax(r - b, 0.0);
 }
 
-/* move free vertices that are inside a collider out onto its surface along the collider's
- * normal at ref, their positions at the start of the step: pushing along the normal where a
- * vertex came from, rather than to the nearest surface point, keeps a sheet that went deep
- * into a sphere in one step from being spread sideways (and stretched) by the projection */
-void ms_contact_project(const ms_model *m, const double *ref, double *x) {
+/* move p along n onto collider k's surface; returns the distance moved [m] */
+static double push_out(const ms_model *m, int k, double *p, const double *n) {
+  double t = exit_distance(m, k, p, n);
+  for (int c = 0; c < 3; c++) p[c] += t * n[c];
+  return t;
+}
+
+/* contact normal n of the path from a (the step's start) to p against sphere k, 1 when the
+ * path touches it. From a outside: the normal where the segment first enters the sphere, so a
+ * vertex that crossed the whole sphere in one step is caught. From a on the surface (or
+ * inside): the normal at p when p is inside (its nearest surface point: a vertex resting on
+ * the sphere that springs pull in along a chord is not pushed out along a neighbour-diverging
+ * normal), else the normal at a for any path heading inward, however far it goes */
+static int sphere_path(const ms_model *m, int k, const double *a, const double *p, double n[3]) {
+  const double *sp = m->sphere + 4 * (k - m->nplane);
+  double f[3] = {a[0] - sp[0], a[1] - sp[1], a[2] - sp[2]};
+  double e[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]}, r = m->cscale * sp[3];
+  double ee = ms_dot(3, e, e), fe = ms_dot(3, f, e), ff = ms_dot(3, f, f) - r * r;
+  double disc = fe * fe - ee * ff, q[3];
+  if (ff <= 0) { /* a on or inside: p inside (its own normal), or a path inward through */
+    if (penetration(m, k, p, n) > 0) return 1;
+    penetration(m, k, a, n);
+    return fe < 0;
+  }
+  if (!(fe < 0 && disc >= 0)) return 0; /* a path that never enters */
+  // the smaller root of |f + s e| = r, in the form that keeps its digits
+  double s = ff / (-fe + sqrt(disc));
+  if (s > 1) return 0;
+  for (int t = 0; t < 3; t++) q[t] = a[t] + s * e[t];
+  penetration(m, k, q, n);
+  return 1;
+}
+
+/* positional Coulomb friction (Macklin, Mueller, Chentanez and Kim 2014, eq. 24): the
+ * tangential part dt of the step's displacement x - a is cancelled when |dt| < mu dn (static)
+ * and shortened by mu dn otherwise (kinetic), dn being the normal correction the contact made */
+static void friction(double mu, const double *a, double *x, const double *n, double dn) {
+  double e[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]}, en = ms_dot(3, e, n);
+  double dt[3] = {e[0] - en * n[0], e[1] - en * n[1], e[2] - en * n[2]};
+  double len = sqrt(ms_dot(3, dt, dt)), bound = mu * dn;
+  if (!(len > 0) || !(bound > 0)) return;
+  double lose = len <= bound ? 1.0 : bound / len;
+  for (int t = 0; t < 3; t++) x[t] -= lose * dt[t];
+}
+
+/* 1 when collider k stops the path from a to p: p inside it, or the path through a sphere;
+ * n its contact normal */
+static int stops(const ms_model *m, int k, const double *a, const double *p, double n[3]) {
+  return k < m->nplane ? penetration(m, k, p, n) > 0 : sphere_path(m, k, a, p, n);
+}
+
+/* 1 when the path of a vertex from a to p touches any collider */
+int ms_contact_path(const ms_model *m, const double *a, const double *p) {
   double n[3];
+  for (int k = 0; k < ncollider(m); k++)
+    if (stops(m, k, a, p, n)) return 1;
+  return 0;
+}
+
+/* out = p moved by its depth along the normal of each collider it is inside: the nearest
+ * point outside them, where the penalty kc/2 phi^2 = min over outside points q of
+ * kc/2 |p - q|^2 is attained */
+void ms_contact_nearest(const ms_model *m, const double *p, double out[3]) {
+  double n[3];
+  for (int t = 0; t < 3; t++) out[t] = p[t];
+  for (int k = 0; k < ncollider(m); k++) {
+    double phi = penetration(m, k, out, n);
+    for (int t = 0; t < 3 && phi > 0; t++) out[t] += phi * n[t];
+  }
+}
+
+/* contact of the projection methods: a free vertex whose path from ref (the step's start) to
+ * x enters a collider is moved along the contact normal onto the surface (plane: its normal;
+ * sphere: see sphere_path), then loses tangential travel by positional friction with
+ * coefficient mu. Pushing along the normal where the path entered, rather than to the nearest
+ * surface point, keeps a vertex that went deep into a sphere, or through it, on the side it
+ * came from. A friction move that ends a hair inside the curved surface is pushed out along
+ * the normal again. */
+void ms_contact_project(const ms_model *m, const double *ref, double *x, double mu) {
+  double n[3], q[3];
   for (int i = 0; i < m->nv; i++)
     for (int k = 0; k < ncollider(m) && !m->fixed[i]; k++) {
-      if (penetration(m, k, x + 3 * i, n) <= 0) continue;
-      penetration(m, k, ref + 3 * i, n);
-      double t = exit_distance(m, k, x + 3 * i, n);
-      for (int c = 0; c < 3; c++) x[3 * i + c] += t * n[c];
+      double *p = x + 3 * i;
+      const double *a = ref + 3 * i;
+      if (!stops(m, k, a, p, n)) continue;
+      friction(mu, a, p, n, push_out(m, k, p, n));
+      if (penetration(m, k, p, q) > 0) push_out(m, k, p, n);
     }
 }
 
-/* Coulomb friction after any method: a free vertex touching a collider at the end of the step
- * (phi > -MS_CONTACT_SKIN) loses tangential speed up to mu times the normal speed the step
- * took away from it, dv_n = max(0, (v_new - v_pred).n), where v_pred = exp(-damping h) v + h g
- * is the velocity before springs and contact. Positions follow (x_new -= h dv_t). */
+/* Coulomb friction after the penalty methods: a free vertex touching a collider at the end of
+ * the step (phi > -MS_CONTACT_SKIN) loses tangential speed up to mu times the normal speed the
+ * step took away from it, dv_n = max(0, (v_new - v_pred).n), where v_pred = exp(-damping h) v +
+ * h g is the velocity before springs and contact. Positions follow (x_new -= h dv_t). */
 void ms_contact_friction(const ms_model *m, ms_data *d, double h) {
   double n[3], decay = exp(-m->damping * h);
   if (m->mu <= 0) return;

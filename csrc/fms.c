@@ -30,6 +30,7 @@ struct ms_fms_ws {
   int64_t nfact;     /* numeric factorisations so far */
   int nv;
   int *all;        /* (nv) identity dof map: every vertex an unknown (penalty pinning) */
+  char *touch;     /* (nv) 1 where the contact penalty h^2 kc is in the factor */
   double *rhs;     /* (n,3) column-major right-hand sides, then the solution */
   double *base;    /* (n,3) column-major: the right-hand sides' part fixed within a step */
   double *xa, *xb; /* (nv,3) chebyshev: x^(k-1), G(x^k); anderson: G(x^(k-1)), f^(k-1) */
@@ -60,6 +61,7 @@ void ms_fms_free(ms_fms_ws *w) {
   if (!w) return;
   ms_chol_free(w->ch);
   free(w->all);
+  free(w->touch);
   free(w->rhs);
   free(w->base);
   free(w->xa);
@@ -83,12 +85,13 @@ static ms_fms_ws *workspace_new(const ms_model *m) {
   if (!w) return NULL;
   w->nv = m->nv;
   w->all = malloc(sizeof(int) * (m->nv ? m->nv : 1));
+  w->touch = calloc(m->nv ? m->nv : 1, 1);
   w->rhs = malloc(sizeof(double) * n3);
   w->base = malloc(sizeof(double) * n3);
   w->xa = malloc(sizeof(double) * n3);
   w->xb = malloc(sizeof(double) * n3);
   w->xc = malloc(sizeof(double) * n3);
-  if (!w->all || !w->rhs || !w->base || !w->xa || !w->xb || !w->xc) {
+  if (!w->all || !w->touch || !w->rhs || !w->base || !w->xa || !w->xb || !w->xc) {
     ms_fms_free(w);
     return NULL;
   }
@@ -128,7 +131,7 @@ static ms_status refactor(fms_ctx *c, int *bad) {
   double h2 = c->h * c->h, pinned = h2 * c->o->pin_weight;
   ms_chol_zero(w->ch);
   for (int v = 0; v < m->nv; v++) {
-    double blk = m->mass[v] + (m->fixed[v] ? pinned : 0.0);
+    double blk = m->mass[v] + (m->fixed[v] ? pinned : 0.0) + (w->touch[v] ? h2 * m->kc : 0.0);
     ms_chol_add_vertex(w->ch, &c->unk, v, &blk);
   }
   for (int s = 0; s < m->ns; s++) {
@@ -163,7 +166,20 @@ static ms_status factor(fms_ctx *c, int *bad) {
   return refactor(c, bad);
 }
 
-/* set up the context of one step: workspace, unknowns and a current factor */
+/* contact in the local-global form: kc/2 phi^2 = min over points q outside the colliders of
+ * kc/2 |x - q|^2, so a vertex in contact adds h^2 kc to its diagonal and h^2 kc q (q its
+ * nearest outside point, local step) to its right-hand side. The vertices whose step from x to
+ * the target y touches a collider carry it; the factor is rebuilt when that set changed */
+static void contact_set(fms_ctx *c) {
+  const ms_model *m = c->m;
+  const double *x = c->d->x, *y = c->d->y;
+  for (int v = 0; v < m->nv; v++) {
+    char t = !m->fixed[v] && m->kc > 0 && ms_contact_path(m, x + 3 * v, y + 3 * v);
+    if (t != c->w->touch[v]) c->w->touch[v] = t, c->w->rev = 0;
+  }
+}
+
+/* set up the context of one step: workspace, unknowns, the target y and a current factor */
 static ms_status start(fms_ctx *c, const ms_model *m, ms_data *d, double h, const ms_opt *o,
                        ms_info *info) {
   int penalty = o->pin == MS_PIN_PENALTY;
@@ -172,6 +188,8 @@ static ms_status start(fms_ctx *c, const ms_model *m, ms_data *d, double h, cons
   *c = (fms_ctx){.m = m, .d = d, .w = d->fms, .unk = *m, .h = h, .o = o};
   if (penalty) c->unk.dof = c->w->all, c->unk.nfree = m->nv;
   c->n = c->unk.nfree;
+  ms_inertial_target(m, d, h, d->y);
+  contact_set(c);
   return c->n ? factor(c, &info->bad) : MS_OK;
 }
 
@@ -207,7 +225,10 @@ static double local_step(const fms_ctx *c, const double *x, double *force) {
   ms_spring_gather(m, x, d->rc, sum, force ? d->fc : NULL, force);
   for (int v = 0; v < m->nv; v++) {
     int I = dof[v];
-    for (int t = 0; t < 3 && I >= 0; t++) rhs[t * n + I] = c->w->base[t * n + I] + sum[3 * v + t];
+    double q[3] = {0, 0, 0}, h2kc = c->w->touch[v] ? c->h * c->h * m->kc : 0.0;
+    if (h2kc > 0) ms_contact_nearest(m, x + 3 * v, q);
+    for (int t = 0; t < 3 && I >= 0; t++)
+      rhs[t * n + I] = c->w->base[t * n + I] + sum[3 * v + t] + h2kc * q[t];
   }
   return e;
 }
@@ -376,7 +397,6 @@ ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
   if (st != MS_OK) return st;
 
   // iterate from y, recording g and |grad g| at the start and after every iteration
-  ms_inertial_target(m, d, h, d->y);
   memcpy(d->xn, d->y, sizeof(double) * 3 * m->nv);
   rhs_base(&c);
   double res = record(&c, 0);
@@ -391,12 +411,10 @@ ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
     info->nhist = k + 1;
     info->converged = o->tol > 0 && res < o->tol;
   }
-  // contact: the global step knows nothing of colliders, and projecting between iterations
-  // fights it (an 8x8 cloth draped on a sphere gained 50x its energy in 15 steps), so the
-  // converged iterate is projected once onto the surfaces. Known limit: a stiff cloth that
-  // falls far into a sphere within one step is stretched by that projection and can be
-  // thrown off (15x15, k = 1e3 N/m, h = 1/30); smaller steps or xpbd handle it.
-  ms_contact_project(m, d->x, d->xn);
+  // contact: the penalty inside the iterations leaves a vertex a little inside (about its
+  // load / kc) or, entering mid-iteration, unseen: project each one out along its path's
+  // contact normal; friction follows the penalty rule in ms_step, from the contact impulse
+  ms_contact_project(m, d->x, d->xn, 0.0);
   for (int i = 0; i < 3 * m->nv; i++) d->vn[i] = (d->xn[i] - d->x[i]) / h;
   return MS_OK;
 }
@@ -413,7 +431,6 @@ ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o
   }
   ms_status st = start(&c, m, d, h, o, &info);
   if (st != MS_OK || !c.n || part == MS_FMS_SETUP) return st;
-  ms_inertial_target(m, d, h, d->y);
   rhs_base(&c);
   for (int r = 0; r < (part == MS_FMS_LOCAL ? reps : 1); r++) local_step(&c, d->x, NULL);
   memcpy(c.w->xa, c.w->rhs, sizeof(double) * 3 * c.n);

@@ -203,7 +203,9 @@ void ms_spring_hessian(const ms_model *m, const double *x, int s, ms_spd spd, do
 /* contact.c: planes and spheres (penalty, projection, friction) */
 double ms_contact_forces(const ms_model *m, const double *x, double *f);
 int ms_contact_hessian(const ms_model *m, const double *x, int i, double *blk);
-void ms_contact_project(const ms_model *m, const double *ref, double *x);
+int ms_contact_path(const ms_model *m, const double *a, const double *p);
+void ms_contact_nearest(const ms_model *m, const double *p, double out[3]);
+void ms_contact_project(const ms_model *m, const double *ref, double *x, double mu);
 void ms_contact_friction(const ms_model *m, ms_data *d, double h);
 
 /* potential.c: the incremental potential g(x) = |x - y|_M^2 / (2 h^2) + E_spring(x) */

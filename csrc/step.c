@@ -88,7 +88,7 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   ms_blocks(m, m->nv, MS_VBLOCK, prepare_block, &p);
   ms_status st = integrators[method](m, d, h, o, info);
   if (st != MS_OK) return st;
-  ms_contact_friction(m, d, h);
+  if (method != MS_XPBD) ms_contact_friction(m, d, h); /* xpbd: positional friction */
 
   // reject a diverged state, otherwise swap it in
   atomic_init(&p.bad, m->nv);

@@ -9,7 +9,10 @@
  *
  * with inverse masses w (0 on fixed vertices) and Macklin's constraint damping
  * gamma = alpha~ (hs^2 beta) / hs = beta / (k hs) (beta = xpbd_damping [N s/m]; 0 by default).
- * Springs of zero stiffness (infinite compliance) do nothing. Then v = (x - x^n)/hs.
+ * Springs of zero stiffness (infinite compliance) do nothing. After every sweep, contact
+ * projects each vertex whose path from x^n entered a collider onto its surface, with
+ * position-based static and kinetic friction (Macklin et al. 2014; ms_contact_project). Then
+ * v = (x - x^n)/hs.
  * History of the last substep: the residual |C + alpha~ lambda| over springs with stiffness and
  * a free end [m], and the substep's incremental potential g (ms_objective with y = x~, h = hs).
  */
@@ -111,7 +114,7 @@ ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
     for (int k = 1; k <= iters; k++) {
       if (ms_interrupted(d)) return MS_EINTERRUPT;
       sweep(m, d->xn, w->x0, w->lambda, hs, o->xpbd_damping);
-      ms_contact_project(m, w->x0, d->xn);
+      ms_contact_project(m, w->x0, d->xn, m->mu);
       if (last) record(m, d, w->lambda, hs, k);
     }
     for (int i = 0; i < 3 * m->nv; i++) d->vn[i] = (d->xn[i] - w->x0[i]) / hs;

@@ -15,6 +15,7 @@ import numpy as np
 
 from .experiments import gust_curtain
 from .mesh import box_tets, cloth_grid, rope, tet_mesh
+from .methods import resolve
 from .system import System, Trajectory
 
 
@@ -32,11 +33,48 @@ class Scene:
     dt: float = 1 / 30
     before_step: Callable[[System], None] | None = None
 
+    def dt_for(self, method: str) -> float:
+        """The step [s] `run` takes with `method`: self.dt for the implicit methods (implicit
+        and linearised implicit Euler, FMS, XPBD); for explicit and symplectic Euler, whose
+        stability depends on the step, `stable_dt(self.system)` when that is smaller."""
+        resolve(method, {})
+        return min(self.dt, stable_dt(self.system)) if method in EXPLICIT else self.dt
+
     def run(self, steps: int, method: str, *, dt: float | None = None,
             **options: Any) -> Trajectory:
-        """Simulate `steps` steps of `method` (at self.dt unless dt is given) with the script."""
-        return self.system.simulate(steps, self.dt if dt is None else dt, method,
+        """Simulate `steps` steps of `method` (at dt_for(method) unless dt is given) with the
+        script."""
+        return self.system.simulate(steps, self.dt_for(method) if dt is None else dt, method,
                                     before_step=self.before_step, **options)
+
+
+EXPLICIT = ("explicit_euler", "symplectic_euler")
+"""Methods whose stability depends on the step."""
+
+
+def stable_dt(system: System, safety: float = 0.5) -> float:
+    """A step [s] at which symplectic Euler is stable: safety * 2 / omega_max.
+
+    omega_max^2, the largest eigenvalue of M^-1 K over free vertices, is bounded by a
+    Gershgorin row sum: each spring's Hessian k uu^T + k (1 - L/l)(I - uu^T) has eigenvalues k
+    and k (1 - L/l) < k, so K is at most the spring Laplacian (times I3), whose row i in M^-1 L
+    sums to 2 sum_s k_s / m_i over vertex i's springs; a contact adds contact_stiffness / m_i,
+    counted for every vertex when the system has colliders (any vertex can touch one).
+    Symplectic Euler is stable below h = 2 / omega_max; explicit Euler is unstable at every
+    step without damping, so this step only keeps its growth slow. The safety factor leaves
+    room for a vertex touching two colliders and for damping-free runs near the edge.
+    Returns inf when nothing is stiff (no springs, no colliders).
+    """
+    mass = np.asarray(system.mass, float)
+    row = np.zeros(system.n_vertices)
+    for end in system.edges.T:
+        np.add.at(row, end, 2.0 * np.asarray(system.stiffness, float))
+    if len(system.planes) or len(system.spheres):
+        row += system.contact_stiffness
+    free = np.ones(system.n_vertices, bool)
+    free[system.fixed] = False
+    omega2 = (row[free] / mass[free]).max(initial=0.0)
+    return safety * 2.0 / np.sqrt(omega2) if omega2 > 0 else np.inf
 
 
 def hanging_cloth(n: int = 20, *, stiffness: float = 1000.0, mass: float = 0.01) -> Scene:

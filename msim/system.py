@@ -77,10 +77,14 @@ class System(_core.System):
     normalised), spheres (k,4) rows of centre and radius [m]; assign `sim.planes` or
     `sim.spheres` between steps to move them. Every method handles contact in its natural way:
     explicit, symplectic, implicit and linearised implicit Euler through a penalty energy
-    contact_stiffness/2 * depth^2 (force, gradient and Hessian), FMS and XPBD by projecting
-    vertices onto the surface inside their iterations. Spheres are touched at contact_scale *
-    radius (seed 001's s ~ 1.1). friction: Coulomb coefficient; a vertex in contact loses
-    tangential speed up to friction times the normal speed the step took from it.
+    contact_stiffness/2 * depth^2 (force, gradient and Hessian); FMS minimises the same energy in
+    its local-global iterations and then projects; XPBD projects inside its iterations. The
+    projection follows each vertex's path from the step's start, so no vertex ends a step of FMS
+    or XPBD inside a collider or through a sphere. Spheres are touched at contact_scale *
+    radius (s ~ 1.1). friction: Coulomb coefficient; in XPBD the position-based rule of
+    Macklin et al. 2014 (tangential travel cancelled below friction times the normal correction,
+    shortened by it above), in the other methods a vertex in contact loses tangential speed up
+    to friction times the normal speed the step took from it.
 
     threads: threads of the passes over springs and vertices inside one step (OpenMP). Results
     are bit-identical for any value: the work is cut into fixed blocks whose sums are combined

@@ -610,6 +610,7 @@ static const opt_field opt_fields[] = {
     {"chebyshev_delay", 'i', offsetof(ms_opt, chebyshev_delay), 0},
     {"relax", 'd', offsetof(ms_opt, relax), 0},
     {"window", 'i', offsetof(ms_opt, window), 1},
+    {"start", 'i', offsetof(ms_opt, start), 0},
     {"substeps", 'i', offsetof(ms_opt, substeps), 1},
     {"xpbd_damping", 'd', offsetof(ms_opt, xpbd_damping), 0},
 };

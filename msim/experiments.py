@@ -61,7 +61,7 @@ def fms_convergence(sim: System, dt: float, iterations: int, runs: Mapping[str, 
     iteration cap, `iterations` or `max_iterations`, defaults to `iterations`; e.g.
     {"method": "fms", "acceleration": "anderson"}), or a callable
     (sim, dt, iterations) -> objective history (k+1,) [J] for a solver outside msim, such as
-    the SciPy Newton of benchmarks/ref_fms.py. g_star: g at the exact minimiser [J], e.g. from
+    the SciPy Newton of msim.reference.fms. g_star: g at the exact minimiser [J], e.g. from
     a Newton solve to a tight tolerance. Returns label -> (k+1,) relative errors; sim is not
     changed.
     """

@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from benchmarks import ref_fms
+from msim.reference import fms as ref_fms
 from msim.experiments import fms_convergence, gust_curtain
 
 H = 1 / 30

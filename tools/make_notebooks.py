@@ -134,7 +134,7 @@ FMS_CONVERGENCE = [
         import matplotlib.pyplot as plt
         import numpy as np
 
-        from benchmarks import ref_fms
+        from msim.reference import fms as ref_fms
         from msim.experiments import PAPER_FMS, PAPER_NEWTON_ONE, fms_convergence, gust_curtain
 
         H, ITERATIONS = 1 / 30, 1000
@@ -151,7 +151,7 @@ FMS_CONVERGENCE = [
         curtain, its stiffness, masses and the frame it measured are not given, so the numbers
         are not expected to match, only the shape.
 
-        The SciPy Newton solver of `benchmarks/ref_fms.py` (exact Hessian, sparse direct solve,
+        The SciPy Newton solver of `msim.reference.fms` (exact Hessian, sparse direct solve,
         line search) is run to a gradient 1e-10 times its starting value; its converged g is
         the g* every curve below is measured against.
     """),

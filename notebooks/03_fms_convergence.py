@@ -140,7 +140,8 @@ plt.show()
 # orders of magnitude with the frame and never reaches the paper's 0.04 after 100 iterations.
 # So we reproduce Fig. 2 from $x_t$ (`PAPER_START = "previous"`), at frame 12. That the
 # authors' code starts elsewhere means their frame or scene differed in ways the paper does
-# not state (their code also pins with penalty springs and damps velocities after each step).
+# not state (the cloth scene of that code pins two corners with penalty springs, and it has a
+# velocity damping pass after each step).
 #
 # ## Fig. 2
 #

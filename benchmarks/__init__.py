@@ -1,1 +1,1 @@
-"""Benchmarks and the NumPy/SciPy reference implementation msim is measured and tested against."""
+"""Benchmarks: msim timed against its NumPy/SciPy twins in msim.reference (run from a checkout)."""

@@ -709,6 +709,7 @@ static const opt_field opt_fields[] = {
     {"chebyshev_delay", 'i', offsetof(ms_opt, chebyshev_delay), 0, MS_MAX_COUNT},
     {"relax", 'd', offsetof(ms_opt, relax), 0, INFINITY},
     {"window", 'i', offsetof(ms_opt, window), 1, MS_MAX_WINDOW},
+    {"start", 'i', offsetof(ms_opt, start), 0, MS_NSTART - 1},
     {"substeps", 'i', offsetof(ms_opt, substeps), 1, MS_MAX_COUNT},
     {"xpbd_damping", 'd', offsetof(ms_opt, xpbd_damping), 0, INFINITY},
 };

@@ -12,8 +12,9 @@
  * increases. A spring from unknown i to an eliminated fixed vertex j adds h^2 k_s to i's
  * diagonal and h^2 k_s (x_j + d_s) to i's right-hand side. Penalty pinning (the course
  * report's variant) keeps fixed vertices as unknowns and adds pin_weight/2 |x_i - x_i^0|^2 to
- * g; ms_step still puts them back exactly afterwards. Iterations start from y (the paper's
- * choice). The factor is rebuilt only when h, the model revision or the pinning changed.
+ * g; ms_step still puts them back exactly afterwards. Iterations start from y, x_t or
+ * x_t + h v (ms_start; Liu's published code starts from x_t + h v). The factor is rebuilt
+ * only when h, the model revision or the pinning changed.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -380,7 +381,7 @@ static double record(fms_ctx *c, int k) {
 
 typedef ms_status (*fms_next)(fms_ctx *, int);
 
-/* one implicit Euler step by FMS: iterate from y, then v = (x - x_t)/h */
+/* one implicit Euler step by FMS: iterate from the start point, then v = (x - x_t)/h */
 ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info) {
   static const fms_next next[] = {
       [MS_ACCEL_NONE] = plain_next,
@@ -390,14 +391,15 @@ ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
   int accel = o->acceleration;
   if (accel < MS_ACCEL_NONE || accel > MS_ACCEL_ANDERSON || o->pin < 0 || o->pin > 1 ||
       (accel == MS_ACCEL_ANDERSON && o->window < 1) ||
-      (accel == MS_ACCEL_CHEBYSHEV && !(o->rho >= 0 && o->rho < 1)))
+      (accel == MS_ACCEL_CHEBYSHEV && !(o->rho >= 0 && o->rho < 1)) || o->start < 0 ||
+      o->start >= MS_NSTART)
     return MS_EINPUT;
   fms_ctx c;
   ms_status st = start(&c, m, d, h, o, info);
   if (st != MS_OK) return st;
 
-  // iterate from y, recording g and |grad g| at the start and after every iteration
-  memcpy(d->xn, d->y, sizeof(double) * 3 * m->nv);
+  // iterate from the chosen start, recording g and |grad g| there and after every iteration
+  ms_start_point(m, d, h, o->start, d->xn);
   rhs_base(&c);
   double res = record(&c, 0);
   info->nhist = 1;

@@ -164,19 +164,20 @@ static double line_search(const ms_model *m, ms_data *d, ms_implicit *w, double 
 }
 
 /* minimise g(x) = |x - y|_M^2 / (2 h^2) + E(x) by Newton, then v = (x - x_t) / h.
- * Newton starts at y, which already holds the damped velocity and gravity: it is the answer
- * when springs vanish, and its fixed vertices sit at x_t, so they never move (p is zero there).
+ * Newton starts at o->start (ms_start; default y, which already holds the damped velocity and
+ * gravity: it is the answer when springs vanish); every start keeps fixed vertices at x_t, so
+ * they never move (p is zero there).
  * History: entry 0 at the start point, one entry per Newton iteration. */
 ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                             ms_info *info) {
   ms_implicit *w;
-  if (o->spd < 0 || o->spd >= MS_NSPD) return MS_EINPUT;
+  if (o->spd < 0 || o->spd >= MS_NSPD || o->start < 0 || o->start >= MS_NSTART) return MS_EINPUT;
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
   int n3 = 3 * m->nv, it = 0;
   double *x = d->xn;
   ms_inertial_target(m, d, h, d->y);
-  memcpy(x, d->y, sizeof(double) * n3);
+  ms_start_point(m, d, h, o->start, x);
   double obj, res = ms_objective_grad(m, d, x, d->y, h, d->g, &obj);
   ms_hist(d, 0, res, obj);
   while (it < o->iterations && !(o->tol > 0 && res < o->tol)) {

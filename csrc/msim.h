@@ -85,6 +85,7 @@ typedef struct {
   int chebyshev_delay; /* fms chebyshev: plain iterations before it starts */
   double relax;        /* fms chebyshev: under-relaxation gamma */
   int window;          /* fms anderson: history length m */
+  int start;           /* fms, implicit_euler: ms_start, the iterations' initial guess */
   int substeps;        /* xpbd: substeps per step */
   double xpbd_damping; /* xpbd: constraint damping beta [N s/m] */
 } ms_opt;
@@ -109,6 +110,14 @@ typedef enum {
 /* fms pinning and acceleration choices (ms_opt.pin, ms_opt.acceleration) */
 typedef enum { MS_PIN_ELIMINATE = 0, MS_PIN_PENALTY } ms_fms_pin;
 typedef enum { MS_ACCEL_NONE = 0, MS_ACCEL_CHEBYSHEV, MS_ACCEL_ANDERSON } ms_fms_accel;
+
+/* where the iterations of fms and implicit_euler start (ms_opt.start) */
+typedef enum {
+  MS_START_INERTIAL = 0, /* y = x_t + h v + h^2 g */
+  MS_START_PREVIOUS,     /* x_t */
+  MS_START_EXTRAPOLATED, /* x_t + h v (Liu's published code) */
+  MS_NSTART,
+} ms_start;
 
 /* per-method workspaces, defined in their .c files */
 typedef struct ms_fms_ws ms_fms_ws;
@@ -210,6 +219,7 @@ void ms_contact_friction(const ms_model *m, ms_data *d, double h);
 
 /* potential.c: the incremental potential g(x) = |x - y|_M^2 / (2 h^2) + E_spring(x) */
 void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y);
+void ms_start_point(const ms_model *m, const ms_data *d, double h, int start, double *x);
 double ms_objective(const ms_model *m, const double *x, const double *y, double h);
 double ms_objective_grad(const ms_model *m, ms_data *d, const double *x, const double *y, double h,
                          double *grad, double *obj);

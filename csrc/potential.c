@@ -18,6 +18,15 @@ void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y
     }
 }
 
+/* the iterations' initial guess x (ms_start) once d->y holds y; fixed vertices sit at x_t in
+ * every choice (y = x_t and vn = 0 there) */
+void ms_start_point(const ms_model *m, const ms_data *d, double h, int start, double *x) {
+  for (int k = 0; k < 3 * m->nv; k++)
+    x[k] = start == MS_START_PREVIOUS       ? d->x[k]
+           : start == MS_START_EXTRAPOLATED ? d->x[k] + h * d->vn[k]
+                                            : d->y[k];
+}
+
 /* g(x) [J] */
 double ms_objective(const ms_model *m, const double *x, const double *y, double h) {
   double e = 0;

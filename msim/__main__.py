@@ -92,17 +92,6 @@ def compare_cli(methods: list[str], dt: float, steps: int, size: int, out: Path)
     print(f"\nwrote {out / 'compare_energy.png'}")
 
 
-def bench(argv: list[str]) -> int:
-    """Run benchmarks.run, which lives in the source checkout, not in the installed package."""
-    try:
-        from benchmarks import run
-    except ImportError:
-        print("python -m msim bench needs a source checkout of msim: run it from the "
-              "repository root (the benchmarks/ folder is not installed)", file=sys.stderr)
-        return 2
-    return run.main(argv)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m msim", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -115,13 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=1000, help="steps per method")
     p.add_argument("--size", type=int, default=20, help="cloth vertices per side")
     p.add_argument("--out", type=Path, default=Path("msim-compare"), help="output folder")
-    sub.add_parser("bench", add_help=False,
-                   help="benchmarks against NumPy/SciPy (source checkout; bench --help)")
-    args, rest = parser.parse_known_args(argv)
-    if args.command == "bench":
-        return bench(rest)
-    if rest:
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args = parser.parse_args(argv)
     if args.command == "demo":
         demo(args.out, args.seconds)
     elif args.command == "compare":

@@ -39,6 +39,10 @@ _SPD_DOC = ("how the spring Hessian is kept positive definite: 'clamp' drops the
             "'project' clips each spring block's eigenvalues (k and k(1 - L/l) twice) at 0, "
             "which for a two-vertex spring gives exactly the clamp; 'none' keeps the exact "
             "Hessian and raises NotPositiveDefiniteError when the matrix is indefinite")
+START = ("inertial", "previous", "extrapolated")
+_START_DOC = ("the iterations' initial guess: 'inertial' y = x_t + h v + h^2 g (the answer when "
+              "springs vanish), 'previous' x_t, 'extrapolated' x_t + h v (where the published "
+              "code of Liu et al. 2013 starts); g and its minimiser do not depend on it")
 _SHIFT_DOC = ("spd='shift': eps [N/m] added to the diagonal of the stiffness matrix (a spring of "
               "stiffness eps from every free vertex to where it is); the default, 10% of "
               "System's default stiffness 1000 N/m, cancels the lateral curvature "
@@ -56,6 +60,7 @@ METHODS: dict[str, dict[str, Option]] = {
         "shift": Option(100.0, float, "shift", _SHIFT_DOC),
         "line_search": Option(False, bool, "line_search",
                               "backtracking Armijo line search on g along the Newton step"),
+        "start": Option("inertial", START, "start", _START_DOC),
     },
     "linearized_implicit": {
         "solver": Option("cg", ("cg", "jacobi", "direct"), "solver",
@@ -89,6 +94,7 @@ METHODS: dict[str, dict[str, Option]] = {
                                   "chebyshev: plain iterations before acceleration starts"),
         "relax": Option(1.0, float, "relax", "chebyshev: under-relaxation gamma", below=2.0),
         "window": Option(5, int, "window", "anderson: number of past iterates mixed (m)"),
+        "start": Option("inertial", START, "start", _START_DOC),
     },
     "xpbd": {
         "iterations": Option(10, int, "iterations", "Gauss-Seidel sweeps per substep"),

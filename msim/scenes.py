@@ -93,7 +93,7 @@ def cloth_on_sphere(n: int = 20, *, radius: float = 0.25, friction: float = 0.5)
 
 
 def curtain(n: int = 81, *, gust: float = 1.0) -> Scene:
-    """The paper's curtain: n x n vertices, 1 m, pinned along its top row, hit by a gust
+    """A hanging curtain: n x n vertices, 1 m, pinned along its top row, hit by a gust
     (see msim.experiments.gust_curtain)."""
     sim = gust_curtain(n, gust=gust)
     return Scene("curtain", sim, cloth_grid(n, n, plane="xy").faces)

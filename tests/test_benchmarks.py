@@ -10,7 +10,7 @@ from benchmarks import run
 @pytest.mark.parametrize("n,threads", [(8, 1), (24, 2)])  # 24^2: three vertex blocks
 def test_harness_writes_rows_for_every_method(tmp_path, capsys, n, threads):
     path = tmp_path / "bench.json"
-    args = ["--sizes", str(n), "--steps", "1", "--targets", "0", "--no-peers", "--json",
+    args = ["--sizes", str(n), "--steps", "1", "--summary", "0", "--no-peers", "--json",
             str(path), "--threads", str(threads)]
     assert run.main(args) == 0
     out = json.loads(path.read_text())

@@ -1,4 +1,4 @@
-"""python -m msim: demo, compare and bench write what they say."""
+"""python -m msim: demo and compare write what they say."""
 
 import pytest
 from PIL import Image
@@ -23,7 +23,7 @@ def test_compare_prints_a_table_and_a_plot(tmp_path, capsys):
     assert (tmp_path / "compare_energy.png").exists()
 
 
-@pytest.mark.parametrize("command", ["demo", "compare", "bench"])
+@pytest.mark.parametrize("command", ["demo", "compare"])
 def test_help(command, capsys):
     with pytest.raises(SystemExit) as stop:
         main([command, "--help"])

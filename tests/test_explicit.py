@@ -159,7 +159,7 @@ def test_explicit_euler_diverges_and_leaves_the_state_as_before(cloth):
 
 @pytest.mark.parametrize("method", EXPLICIT)
 def test_matches_the_numpy_reference_on_a_damped_cloth(cloth, method):
-    from benchmarks.ref_explicit import ExplicitReference
+    from msim.reference.explicit import ExplicitReference
 
     cloth.damping = 0.3
     ref = ExplicitReference(cloth.positions, cloth.velocities, cloth.edges, cloth.stiffness,

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import msim
-from benchmarks import ref_fms
+from msim.reference import fms as ref_fms
 
 H = 1 / 30
 
@@ -168,3 +168,30 @@ def test_options_are_checked():
         sim.step(H, "fms", acceleration="anderson", window=0)
     with pytest.raises(ValueError, match="substeps"):
         sim.step(H, "fms", substeps=2)
+
+
+@pytest.mark.parametrize("start", ["previous", "extrapolated"])
+def test_the_start_option_sets_the_first_iterate_and_not_the_answer(start):
+    # the SciPy FMS run from the same x_0 gives the same iterates; both end on the SciPy
+    # Newton minimiser, which no start changes
+    sim = moving_cloth()
+    p = ref_fms.step_problem(sim, H)
+    x0 = sim.positions if start == "previous" else sim.positions + H * sim.velocities
+    x0[sim.fixed] = sim.positions[sim.fixed]
+    info = sim.copy().step(H, "fms", iterations=5, start=start)
+    _, g = ref_fms.FMSReference(p).solve(5, start=x0)
+    assert info.objectives[0] == pytest.approx(p.objective(x0), rel=1e-12)
+    np.testing.assert_allclose(info.objectives, g, rtol=1e-10)
+    falling = falling_cloth()
+    x_newton, _ = ref_fms.newton(ref_fms.step_problem(falling, H), tol=1e-11)
+    assert falling.step(H, "fms", iterations=20000, tol=1e-9, start=start).converged
+    np.testing.assert_allclose(falling.positions, x_newton, atol=1e-10)
+
+
+def test_newton_takes_the_same_start_option():
+    sim = moving_cloth()
+    p = ref_fms.step_problem(sim, H)
+    info = sim.copy().step(H, "implicit_euler", start="previous")
+    assert info.objectives[0] == pytest.approx(p.objective(sim.positions), rel=1e-12)
+    with pytest.raises(ValueError, match="start: expected one of"):
+        sim.step(H, "fms", start="zero")

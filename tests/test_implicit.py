@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import msim
-from benchmarks import ref_implicit
-from benchmarks import reference as ref
+from msim.reference import implicit as ref_implicit
+from msim.reference import core as ref
 from conftest import oscillator
 from msim.methods import SPD
 

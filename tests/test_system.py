@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import msim
-from benchmarks import reference as ref
+from msim.reference import core as ref
 
 
 def test_cholmod_version_is_the_linked_library():

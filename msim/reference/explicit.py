@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .reference import fixed_mask, spring_forces
+from .core import fixed_mask, spring_forces
 
 
 class ExplicitReference:

@@ -1,7 +1,7 @@
 """NumPy/SciPy fast mass-spring (Liu 2013) and a Newton solve of the same implicit Euler step.
 
-An independent implementation built from `benchmarks.reference`: tests use it as the oracle for
-msim's `fms`, and `bench_fms` times msim against it. Both minimise the incremental potential
+An independent implementation built from `msim.reference.core`: tests use it as the oracle for
+msim's `fms`, and benchmarks/run.py times msim against it. Both minimise the incremental potential
 g(x) = |x - y|_M^2 / (2 h^2) + E_spring(x) over the free vertices (fixed vertices eliminated,
 kept at their current positions). Shapes: x, v (n,3) [m], [m/s]; edges (m,2); k, rest (m,);
 mass (n,) [kg].
@@ -15,8 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from benchmarks import reference as ref
-from benchmarks.ref_implicit import free_dofs, newton_system, spd_lu
+from . import core as ref
+from .implicit import free_dofs, newton_system, spd_lu
 
 
 @dataclass
@@ -108,9 +108,11 @@ class FMSReference:
         out[p.free] = self.lu.solve(rhs)
         return out
 
-    def solve(self, iterations: int) -> tuple[np.ndarray, np.ndarray]:
-        """Run `iterations` iterations from y: (positions (n,3), g per iterate (iterations+1,))."""
-        x = self.p.y.copy()
+    def solve(self, iterations: int,
+              start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Run `iterations` iterations from y (or `start`, (n,3) [m]): (positions (n,3),
+        g per iterate (iterations+1,))."""
+        x = (self.p.y if start is None else start).copy()
         g = [self.p.objective(x)]
         for _ in range(iterations):
             x = self.iterate(x)

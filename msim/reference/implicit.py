@@ -1,7 +1,7 @@
 """Implicit Euler (Newton) and linearised implicit Euler in NumPy/SciPy.
 
 The oracle the tests compare msim's implicit methods with, and the baseline
-benchmarks/bench_implicit.py times. Built from benchmarks/reference.py; fixed vertices are
+benchmarks/run.py times. Built from msim.reference.core; fixed vertices are
 eliminated (only free vertices' coordinates are unknowns). Shapes: x, v (n,3) [m, m/s];
 edges (m,2); k, rest (m,); mass (n,) [kg]; fixed: indices or a boolean mask. `v` is the
 velocity after damping (msim multiplies by exp(-damping h) before a step).
@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from benchmarks import reference as ref
+from . import core as ref
 
 
 

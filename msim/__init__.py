@@ -7,6 +7,8 @@
     sim.energy()
 """
 
+import importlib
+
 from . import experiments, mesh, scenes
 from .compare import compare, stability, sweep
 from ._core import CholmodError, DivergenceError, Error, NotPositiveDefiniteError
@@ -21,3 +23,17 @@ __all__ = [
     "cholmod_version", "compare", "stability", "sweep",
     "Error", "DivergenceError", "NotPositiveDefiniteError", "CholmodError",
 ]
+
+# submodules with optional dependencies (matplotlib, meshio) load when first used:
+# `import msim; msim.plot.energy(traj)` works without `import msim.plot`
+_LAZY = ("io", "plot", "table")
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

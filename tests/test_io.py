@@ -70,3 +70,21 @@ def test_trajectory_writes_obj_sequence_and_vtu_series(tmp_path):
     last = meshio.read(pvd.parent / sets[-1].get("file"))
     np.testing.assert_allclose(last.points, traj.positions[-1])
     assert {c.type for c in last.cells} == {"triangle", "line"}
+
+
+def test_submodules_load_on_first_use():
+    # a fresh interpreter, as a student's first cell: `import msim`, then msim.io / msim.plot
+    import subprocess
+    import sys
+
+    code = ("import sys, msim\n"
+            "assert 'msim.io' not in sys.modules and 'msim.plot' not in sys.modules\n"
+            "assert {'io', 'plot', 'table', 'mesh', 'System'} <= set(dir(msim))\n"
+            "print(msim.io.read_mesh.__name__, msim.plot.energy.__name__,"
+            " msim.table.make_table.__name__)\n"
+            "try:\n    msim.nonexistent\nexcept AttributeError as err:\n    print(err)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"MPLBACKEND": "Agg", "PATH": ""})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["read_mesh energy make_table",
+                                        "module 'msim' has no attribute 'nonexistent'"]

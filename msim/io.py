@@ -3,11 +3,13 @@
 Reading goes through meshio (OBJ, PLY, MEDIT .mesh, Gmsh .msh, VTK/VTU and more): springs are
 every distinct edge of the mesh's cells (all six edges of each tetrahedron, as the paper's
 hippo, frog and dog examples do; the three of each triangle). Trajectories are written as an
-OBJ sequence (Blender) or a VTU series with a PVD index (ParaView).
+OBJ sequence (Blender) or a VTU series with a PVD index (ParaView), and saved whole as .npz
+(`Trajectory.save` / `Trajectory.load`).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Sequence
 from xml.sax.saxutils import quoteattr
@@ -16,6 +18,10 @@ import numpy as np
 
 from .mesh import Mesh, boundary_faces, springs_from_cells
 from .system import Trajectory
+
+# the tag Trajectory.save writes into its .npz, checked by load
+TRAJECTORY_FORMAT = "msim.Trajectory 1"
+
 
 def read_mesh(path: str | Path) -> Mesh:
     """Read a mesh file with meshio; springs are the distinct edges of all its cells.
@@ -91,3 +97,41 @@ def write_mesh(path: str | Path, vertices: np.ndarray, *, faces: np.ndarray | No
     cells: Sequence = [(kind, np.asarray(c)) for kind, c in (("triangle", faces), ("tetra", tets))
                        if c is not None and len(c)]
     meshio.write(path, meshio.Mesh(np.asarray(vertices, dtype=float), cells))
+
+
+def save_trajectory(traj: Trajectory, path: str | Path) -> None:
+    """Write `traj` to an .npz: its arrays as they are, the rest (method, dt, diverged,
+    options, the order of the energy terms) as JSON, which keeps floats exact.
+
+    Options must be numbers, strings, bools or None (NumPy scalars are saved as Python ones).
+    """
+    options = {}
+    for key, value in traj.options.items():
+        value = value.item() if isinstance(value, np.generic) else value
+        if not isinstance(value, (bool, int, float, str, type(None))):
+            raise TypeError(f"options[{key!r}]: expected a number, string, bool or None to save, "
+                            f"got {type(value).__name__}")
+        options[key] = value
+    meta = {"format": TRAJECTORY_FORMAT, "method": traj.method, "dt": float(traj.dt),
+            "diverged": traj.diverged, "options": options, "energies": list(traj.energies)}
+    arrays = {"positions": traj.positions, "times": traj.times, "seconds": traj.seconds,
+              "iterations": traj.iterations}
+    arrays.update({f"energy_{name}": values for name, values in traj.energies.items()})
+    if traj.velocities is not None:
+        arrays["velocities"] = traj.velocities
+    np.savez(path, meta=np.array(json.dumps(meta)), **arrays)
+
+
+def load_trajectory(path: str | Path) -> Trajectory:
+    """Read a Trajectory written by `save_trajectory` (Trajectory.save)."""
+    with np.load(path, allow_pickle=False) as data:
+        meta = json.loads(str(data["meta"])) if "meta" in data.files else {}
+        if meta.get("format") != TRAJECTORY_FORMAT:
+            raise ValueError(f"path: expected an .npz written by Trajectory.save, got {path} "
+                             f"holding {sorted(data.files)}")
+        return Trajectory(
+            method=meta["method"], dt=meta["dt"], positions=data["positions"],
+            times=data["times"], energies={k: data[f"energy_{k}"] for k in meta["energies"]},
+            seconds=data["seconds"], iterations=data["iterations"], diverged=meta["diverged"],
+            options=meta["options"],
+            velocities=data["velocities"] if "velocities" in data.files else None)

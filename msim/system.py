@@ -46,7 +46,8 @@ class Trajectory:
 
     positions (frames, n, 3) [m]; times (frames,) [s]; energies: name -> (frames,) [J];
     seconds and iterations (steps,) per step taken; diverged: index of the step that diverged
-    when simulate stopped early (on_divergence="stop"), else None.
+    when simulate stopped early (on_divergence="stop"), else None; velocities (frames, n, 3)
+    [m/s] (None when built without them). save(path) / Trajectory.load(path): an .npz file.
     """
 
     method: str
@@ -58,6 +59,21 @@ class Trajectory:
     iterations: np.ndarray
     diverged: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    velocities: np.ndarray | None = None
+
+    def save(self, path) -> None:
+        """Write every field to `path` (.npz, no pickle); Trajectory.load reads it back
+        bit-exactly."""
+        from .io import save_trajectory
+
+        save_trajectory(self, path)
+
+    @classmethod
+    def load(cls, path) -> Trajectory:
+        """Read a Trajectory written by `save`."""
+        from .io import load_trajectory
+
+        return load_trajectory(path)
 
 
 class System(_core.System):
@@ -115,6 +131,7 @@ class System(_core.System):
             raise ValueError(f"on_divergence: expected 'raise' or 'stop', got {on_divergence!r}")
         core_options = resolve(method, options)
         frames, times, energies = [self.positions], [self.time], [self.energy()]
+        velocities = [self.velocities]
         seconds, iterations, diverged = [], [], None
         bar = _progress(steps, method) if progress else None
         for k in range(steps):
@@ -131,6 +148,7 @@ class System(_core.System):
             iterations.append(iters)
             if (k + 1) % record_every == 0:
                 frames.append(self.positions)
+                velocities.append(self.velocities)
                 times.append(self.time)
                 energies.append(self.energy())
             if bar is not None:
@@ -141,7 +159,7 @@ class System(_core.System):
             method=method, dt=float(dt), positions=np.stack(frames), times=np.array(times),
             energies={key: np.array([e[key] for e in energies]) for key in energies[0]},
             seconds=np.array(seconds, dtype=float), iterations=np.array(iterations, dtype=int),
-            diverged=diverged, options=dict(options))
+            diverged=diverged, options=dict(options), velocities=np.stack(velocities))
 
     def get_state(self) -> dict[str, Any]:
         """The changing state: positions, velocities (copies), time and step count."""

@@ -88,3 +88,47 @@ def test_submodules_load_on_first_use():
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["read_mesh energy make_table",
                                         "module 'msim' has no attribute 'nonexistent'"]
+
+
+def _assert_same_trajectory(a, b):
+    """Every field equal, arrays bit for bit and of the same dtype."""
+    import dataclasses
+
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and x.shape == y.shape, f.name
+            np.testing.assert_array_equal(x, y, err_msg=f.name)
+        elif isinstance(x, dict):
+            assert list(x) == list(y), f.name
+            for key in x:
+                np.testing.assert_array_equal(x[key], y[key], err_msg=f"{f.name}[{key}]")
+                assert type(x[key]) is type(y[key]), f"{f.name}[{key}]"
+        else:
+            assert x == y and type(x) is type(y), f.name
+
+
+def test_trajectory_saves_and_loads_bit_exactly(tmp_path):
+    scene = msim.scenes.cloth_on_sphere(6)
+    traj = scene.run(8, "fms", record_every=2, iterations=3, acceleration="chebyshev",
+                     rho=0.9)
+    assert traj.velocities.shape == traj.positions.shape
+    np.testing.assert_array_equal(traj.velocities[-1], scene.system.velocities)
+    traj.save(tmp_path / "run.npz")
+    _assert_same_trajectory(traj, msim.Trajectory.load(tmp_path / "run.npz"))
+    # a run stopped by divergence keeps the step it diverged at
+    sim = msim.scenes.hanging_cloth(6).system
+    blown = sim.simulate(200, 0.05, "explicit_euler", on_divergence="stop")
+    assert blown.diverged is not None
+    blown.save(tmp_path / "blown")  # numpy adds .npz
+    _assert_same_trajectory(blown, msim.Trajectory.load(tmp_path / "blown.npz"))
+
+
+def test_trajectory_load_names_what_it_expected(tmp_path):
+    np.savez(tmp_path / "other.npz", positions=np.zeros((1, 2, 3)))
+    with pytest.raises(ValueError, match=r"path: expected an .npz written by Trajectory.save"):
+        msim.Trajectory.load(tmp_path / "other.npz")
+    traj = msim.scenes.rope_pendulum(4).run(2, "fms")
+    traj.options["weights"] = object()
+    with pytest.raises(TypeError, match=r"options\['weights'\]: expected a number, string, bool"):
+        traj.save(tmp_path / "bad.npz")

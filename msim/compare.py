@@ -13,11 +13,17 @@ from .system import System, Trajectory
 from .table import make_table
 
 
-def spring_strain(sim: System) -> np.ndarray:
-    """(m,) strain (l - r) / r of every spring (dimensionless), 0 where the rest length is 0."""
-    x, e, r = sim.positions, sim.edges, sim.rest_lengths
+def edge_strain(positions: np.ndarray, edges: np.ndarray, rest_lengths: np.ndarray) -> np.ndarray:
+    """(m,) strain (l - r) / r of springs `edges` (m,2) at `positions` (n,3) [m]
+    (dimensionless), 0 where the rest length r is 0."""
+    x, e, r = positions, edges, rest_lengths
     length = np.linalg.norm(x[e[:, 0]] - x[e[:, 1]], axis=1)
     return np.divide(length - r, r, out=np.zeros_like(r), where=r > 0)
+
+
+def spring_strain(sim: System) -> np.ndarray:
+    """(m,) strain (l - r) / r of every spring of `sim` (dimensionless), 0 where r is 0."""
+    return edge_strain(sim.positions, sim.edges, sim.rest_lengths)
 
 
 def max_strain(sim: System) -> float:

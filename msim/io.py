@@ -16,8 +16,9 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from .compare import edge_strain
 from .mesh import Mesh, boundary_faces, springs_from_cells
-from .system import Trajectory
+from .system import System, Trajectory
 
 # the tag Trajectory.save writes into its .npz, checked by load
 TRAJECTORY_FORMAT = "msim.Trajectory 1"
@@ -69,24 +70,53 @@ def write_obj_sequence(traj: Trajectory, faces: np.ndarray, folder: str | Path,
 
 
 def write_vtu_series(traj: Trajectory, folder: str | Path, *, faces: np.ndarray | None = None,
-                     edges: np.ndarray | None = None, stem: str = "frame") -> Path:
-    """Write each frame as VTU (triangles and/or line springs) plus stem.pvd indexing them by
-    time; return the .pvd path, which ParaView opens as an animation."""
+                     edges: np.ndarray | None = None, system: System | None = None,
+                     stem: str = "frame") -> Path:
+    """Write each frame as VTU (triangles `faces` and/or line springs `edges`) plus stem.pvd
+    indexing them by time; return the .pvd path, which ParaView opens as an animation.
+
+    Point data, for colouring in ParaView: "velocity" (n,3) [m/s], the recorded velocities
+    (for a Trajectory without them, central differences of the frames, one-sided at the
+    ends); with `system` (the run's System) also "strain", the mean (l - r)/r of the springs
+    at each vertex, and "fixed", 1 for kinematic vertices and 0 for free ones.
+    """
     import meshio
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     cells = [(kind, np.asarray(c)) for kind, c in (("triangle", faces), ("line", edges))
              if c is not None and len(c)]
+    velocities = traj.velocities
+    if velocities is None:
+        velocities = (np.gradient(traj.positions, traj.times, axis=0)
+                      if len(traj.times) > 1 else np.zeros_like(traj.positions))
+    fixed = None
+    if system is not None:
+        fixed = np.zeros(system.n_vertices, dtype=np.int8)
+        fixed[system.fixed] = 1
     entries = []
     for k, x in enumerate(traj.positions):
+        data = {"velocity": velocities[k]}
+        if system is not None:
+            data["strain"] = vertex_strain(x, system.edges, system.rest_lengths)
+            data["fixed"] = fixed
         name = f"{stem}_{k:04d}.vtu"
-        meshio.write(folder / name, meshio.Mesh(x, cells))
+        meshio.write(folder / name, meshio.Mesh(x, cells, point_data=data))
         entries.append(f'    <DataSet timestep="{traj.times[k]:.9g}" file={quoteattr(name)}/>')
     pvd = folder / f"{stem}.pvd"
     pvd.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1">\n'
                    "  <Collection>\n" + "\n".join(entries) + "\n  </Collection>\n</VTKFile>\n")
     return pvd
+
+
+def vertex_strain(positions: np.ndarray, edges: np.ndarray,
+                  rest_lengths: np.ndarray) -> np.ndarray:
+    """(n,) mean strain (l - r)/r of the springs at each vertex, 0 at a vertex without any."""
+    per_spring = edge_strain(positions, edges, rest_lengths)
+    n = len(positions)
+    total = np.bincount(edges.ravel(), weights=np.repeat(per_spring, 2), minlength=n)
+    count = np.bincount(edges.ravel(), minlength=n)
+    return np.divide(total, count, out=np.zeros(n), where=count > 0)
 
 
 def write_mesh(path: str | Path, vertices: np.ndarray, *, faces: np.ndarray | None = None,

@@ -70,6 +70,31 @@ def test_trajectory_writes_obj_sequence_and_vtu_series(tmp_path):
     last = meshio.read(pvd.parent / sets[-1].get("file"))
     np.testing.assert_allclose(last.points, traj.positions[-1])
     assert {c.type for c in last.cells} == {"triangle", "line"}
+    np.testing.assert_array_equal(last.point_data["velocity"], traj.velocities[-1])
+
+
+def test_vtu_series_carries_velocity_strain_and_the_fixed_flag(tmp_path):
+    cloth = cloth_grid(4, 4)
+    sim = msim.System(cloth.vertices, cloth.edges, stiffness=100.0, fixed=[0, 3])
+    traj = sim.simulate(200, 1e-3, "symplectic_euler", record_every=100)
+    pvd = write_vtu_series(traj, tmp_path, faces=cloth.faces, system=sim)
+    last = meshio.read(sorted(pvd.parent.glob("frame_*.vtu"))[-1])
+    assert {c.type for c in last.cells} == {"triangle"}  # springs are not drawn unless asked
+    np.testing.assert_array_equal(last.point_data["velocity"], sim.velocities)
+    np.testing.assert_array_equal(last.point_data["fixed"], [1, 0, 0, 1] + [0] * 12)
+    # strain of a vertex: the mean (l - r) / r of its springs, computed here spring by spring
+    x, expected = traj.positions[-1], np.zeros(16)
+    for i in range(16):
+        touching = [(a, b, r) for (a, b), r in zip(sim.edges, sim.rest_lengths) if i in (a, b)]
+        expected[i] = np.mean([np.linalg.norm(x[a] - x[b]) / r - 1 for a, b, r in touching])
+    np.testing.assert_allclose(last.point_data["strain"], expected, rtol=1e-12, atol=1e-15)
+    assert np.abs(expected).max() > 1e-4  # the cloth has started to stretch
+    # without recorded velocities: central differences of the frames (one-sided at the ends)
+    traj.velocities = None
+    pvd = write_vtu_series(traj, tmp_path / "fd", faces=cloth.faces)
+    last = meshio.read(pvd.parent / "frame_0002.vtu")
+    np.testing.assert_allclose(last.point_data["velocity"],
+                               (traj.positions[2] - traj.positions[1]) / 0.1, rtol=1e-12)
 
 
 def test_submodules_load_on_first_use():

@@ -198,7 +198,7 @@ def threads_speedup(n: int, steps: int) -> float:
 
 
 def targets(rows: list[Row], n: int, threads: int = 1) -> list[tuple[str, bool, str]]:
-    """Issue #7's targets on the n x n cloth: (name, passed, measured); the two-System
+    """The speed targets on the n x n cloth: (name, passed, measured); the two-System
     throughput always with one thread per System."""
     at = {r.method: r for r in rows if r.n == n}
     out = []
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference-max", type=int, default=100,
                         help="largest n on which the slow SciPy Newton references run")
     parser.add_argument("--targets", type=int, default=100, metavar="N",
-                        help="check issue #7's targets on the N x N cloth (0: skip)")
+                        help="check the speed targets on the N x N cloth (0: skip)")
     parser.add_argument("--json", default=str(Path(__file__).with_name("results.json")),
                         help="write the results here ('' : nowhere)")
     parser.add_argument("--plot", default=None, help="save a log-log plot here")

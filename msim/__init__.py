@@ -10,7 +10,7 @@
 import importlib
 
 from . import experiments, mesh, scenes
-from .compare import compare, stability, sweep
+from .compare import compare, energy_scale, stability, sweep
 from ._core import CholmodError, DivergenceError, Error, NotPositiveDefiniteError
 from ._core import cholmod_version
 from .methods import METHODS, SUMMARY
@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "System", "StepInfo", "Trajectory", "METHODS", "SUMMARY", "mesh", "experiments", "scenes",
-    "cholmod_version", "compare", "stability", "sweep",
+    "cholmod_version", "compare", "energy_scale", "stability", "sweep",
     "Error", "DivergenceError", "NotPositiveDefiniteError", "CholmodError",
 ]
 

@@ -95,3 +95,14 @@ def test_runs_that_lose_the_same_energy_read_the_same_relative_drift():
     for r in rows:
         assert r["relative_drift"] == pytest.approx(r["energy_drift"] / scale, rel=1e-12)
     assert rows[0]["relative_drift"] == pytest.approx(rows[1]["relative_drift"], rel=1e-2)
+
+
+def test_a_diverged_step_prints_as_a_step_and_a_finished_run_as_blank():
+    table = msim.compare(_cloth(), ["symplectic_euler", "explicit_euler"], steps=100,
+                         dt={"symplectic_euler": 1e-3, "explicit_euler": 0.05})
+    rows = table.to_dict("records") if hasattr(table, "to_dict") else list(table)
+    assert rows[0]["diverged"] is None or str(rows[0]["diverged"]) == "<NA>"
+    step = rows[1]["diverged"]
+    assert 0 <= step < 100 and int(step) == step
+    text = str(table).splitlines()
+    assert text[2].endswith("|  |") and text[3].endswith(f"| {int(step)} |")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 import numpy as np
@@ -391,9 +391,9 @@ def animate(traj: Trajectory, faces: np.ndarray | None = None,
     per_frame = moving if moving is not None and moving.ndim == 3 else None
     first = per_frame[0] if per_frame is not None else spheres
     scene = _Scene.of(system, _positions(traj.positions[0]), faces, edges, fixed, first, planes)
-    all_spheres = per_frame.reshape(-1, 4) if per_frame is not None else scene.spheres
-    box = _Scene(scene.x, scene.faces, scene.edges, scene.fixed, _rows4("spheres", all_spheres),
-                 scene.planes).limits(traj.positions.reshape(-1, 3))
+    every_sphere = per_frame.reshape(-1, 4) if per_frame is not None else scene.spheres
+    box = replace(scene, spheres=_rows4("spheres", every_sphere)).limits(
+        traj.positions.reshape(-1, 3))
     fig = plt.figure(figsize=(5, 4), layout="constrained")
     ax = fig.add_subplot(projection="3d")
 

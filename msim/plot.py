@@ -271,7 +271,7 @@ def _set_view(ax, box: np.ndarray, order: list[int]) -> None:
         getattr(ax, f"set_{axis}label")(f"{'xyz'[world]} [m]")
         bins = max(1, int(round(6 * span / spans.max())))
         getattr(ax, f"{axis}axis").set_major_locator(MaxNLocator(bins))
-    ax.set_box_aspect(spans)
+    ax.set_box_aspect(spans, zoom=0.85)  # room for the tick and axis labels
 
 
 def _shade(triangles: np.ndarray, rgba) -> np.ndarray:

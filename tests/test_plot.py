@@ -180,3 +180,30 @@ def test_plots_name_what_they_expected(run):
         plot.frame(traj.positions[-1], edges=[[0, 40]])
     with pytest.raises(TypeError, match=r"traj: expected a Trajectory, got list"):
         plot.animate([traj], mesh.faces)
+
+
+def test_animation_follows_a_moving_sphere_within_one_camera(tmp_path):
+    scene = msim.scenes.pushed_cloth(6)
+    traj = scene.run(12, "fms", record_every=4)
+    # the Trajectory does not record colliders: the scene's script gives the sphere per frame
+    spheres = np.array([[[0.0, 0.5, -0.3 + 0.5 * t, 0.15]] for t in traj.times])
+    anim = plot.animate(traj, scene.faces, system=scene.system, spheres=spheres,
+                        path=tmp_path / "push.gif")
+    ax = anim._fig.axes[0]
+    n_cloth = len(scene.faces)
+    for k, t in enumerate(traj.times):
+        anim._func(k)
+        sphere = ax.collections[0]._faces[n_cloth:]  # drawn as (z, x, y)
+        centre = np.array([-0.3 + 0.5 * t, 0.0, 0.5])
+        np.testing.assert_allclose(np.linalg.norm(sphere - centre, axis=2), 0.15, rtol=1e-9)
+        # one camera holds the sphere at its first and its last place
+        assert ax.get_xlim()[0] <= -0.3 - 0.15 and ax.get_xlim()[1] >= -0.3 + 0.2 + 0.15
+    with pytest.raises(ValueError, match=r"spheres: expected \(k, 4\) or \(4, k, 4\)"):
+        plot.animate(traj, scene.faces, spheres=spheres[:2])
+
+
+def test_a_system_without_faces_draws_its_springs():
+    scene = msim.scenes.rope_pendulum(5)
+    ax = plot.frame(scene.system.positions, system=scene.system).axes[0]
+    kinds = [type(c).__name__ for c in ax.collections]
+    assert kinds == ["Line3DCollection", "Path3DCollection"]  # the springs, the pinned end

@@ -7,8 +7,10 @@
     sim.energy()
 """
 
+import importlib
+
 from . import experiments, mesh, scenes
-from .compare import compare, stability, sweep
+from .compare import compare, energy_scale, stability, sweep
 from ._core import CholmodError, DivergenceError, Error, NotPositiveDefiniteError
 from ._core import cholmod_version
 from .methods import METHODS, SUMMARY
@@ -18,6 +20,20 @@ __version__ = "0.1.0"
 
 __all__ = [
     "System", "StepInfo", "Trajectory", "METHODS", "SUMMARY", "mesh", "experiments", "scenes",
-    "cholmod_version", "compare", "stability", "sweep",
+    "cholmod_version", "compare", "energy_scale", "stability", "sweep",
     "Error", "DivergenceError", "NotPositiveDefiniteError", "CholmodError",
 ]
+
+# submodules with optional dependencies (matplotlib, meshio) load when first used:
+# `import msim; msim.plot.energy(traj)` works without `import msim.plot`
+_LAZY = ("io", "plot", "table")
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -49,10 +49,7 @@ def demo(out: Path, seconds: float = 2.0) -> list[Trajectory]:
         print(f"| {method} | {dt:g} | {len(traj.seconds)} | {traj.seconds.sum():.4f} | {final} |")
 
     out.mkdir(parents=True, exist_ok=True)
-    fig = plot.energy(runs)
-    fig.axes[0].set_title("20x20 cloth: total energy")
-    fig.axes[0].set_ylim(*_robust_limits(runs))
-    fig.savefig(out / "energy.png", dpi=120)
+    _energy_figure(plot, runs, "20x20 cloth: total energy").savefig(out / "energy.png", dpi=120)
     best = next(r for r in runs if r.method == "fms")  # damped by implicit Euler: it hangs
     fig = plot.frame(best.positions[-1], cloth.faces, fixed=[0, 19],
                      title=f"{best.method}, t = {best.times[-1]:.2f} s")
@@ -71,6 +68,14 @@ def _headless_plot():
     return plot
 
 
+def _energy_figure(plot, runs: list[Trajectory], title: str):
+    """Total energy of `runs` with a title, on limits that clip a diverging run."""
+    fig = plot.energy(runs)
+    fig.axes[0].set_title(title)
+    fig.axes[0].set_ylim(*_robust_limits(runs))
+    return fig
+
+
 def _robust_limits(runs: list[Trajectory]) -> tuple[float, float]:
     """Energy axis limits that show the stable runs and clip a diverging one."""
     stable = np.concatenate([r.energies["total"] for r in runs if r.diverged is None])
@@ -79,17 +84,31 @@ def _robust_limits(runs: list[Trajectory]) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
-def compare_cli(methods: list[str], dt: float, steps: int, size: int, out: Path) -> None:
-    """Compare methods on a size x size pinned cloth: print the table, save the energy plot."""
+def compare_cli(methods: list[str], dt: float | None, steps: int | None, seconds: float,
+                size: int, out: Path):
+    """Compare methods on a size x size cloth released from horizontal, pinned at two
+    corners: print the table, save the energy plot; return its Figure.
+
+    dt None: each method at its step in DEMO_RUNS (with the demo's options); steps None:
+    as many as make `seconds`.
+    """
     from .compare import compare
 
     plot = _headless_plot()
+    own = {method: (step, options) for method, step, options in DEMO_RUNS}  # last row wins
+    runs = [(m, own[m][1]) for m in methods]
+    dts = {m: own[m][0] if dt is None else dt for m in methods}
+    counts = {m: steps if steps is not None else max(1, int(round(seconds / dts[m])))
+              for m in methods}
     sim = scenes.hanging_cloth(size).system
-    table, runs = compare(sim, methods, steps=steps, dt=dt, return_trajectories=True)
+    table, trajectories = compare(sim, runs, steps=counts, dt=dts, return_trajectories=True)
     print(table)
     out.mkdir(parents=True, exist_ok=True)
-    plot.energy(runs).savefig(out / "compare_energy.png", dpi=120)
+    fig = _energy_figure(plot, trajectories,
+                         f"{size}x{size} cloth released from horizontal: total energy")
+    fig.savefig(out / "compare_energy.png", dpi=120)
     print(f"\nwrote {out / 'compare_energy.png'}")
+    return fig
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,17 +117,21 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("demo", help="simulate a pinned 20x20 cloth, print a table, save PNGs")
     p.add_argument("--out", type=Path, default=Path("msim-demo"), help="output folder")
     p.add_argument("--seconds", type=float, default=2.0, help="simulated time [s]")
-    p = sub.add_parser("compare", help="compare methods on a pinned cloth, print a table")
+    p = sub.add_parser("compare", help="compare methods on a cloth released from horizontal, "
+                       "pinned at two corners; print a table, save an energy plot")
     p.add_argument("methods", nargs="+", choices=sorted(METHODS), help="methods to run")
-    p.add_argument("--dt", type=float, default=1e-3, help="time step [s]")
-    p.add_argument("--steps", type=int, default=1000, help="steps per method")
+    p.add_argument("--dt", type=float, default=None,
+                   help="time step [s] (default: each method's step in the demo)")
+    p.add_argument("--seconds", type=float, default=3.0, help="simulated time [s]")
+    p.add_argument("--steps", type=int, default=None,
+                   help="steps per method (default: as many as make --seconds)")
     p.add_argument("--size", type=int, default=20, help="cloth vertices per side")
     p.add_argument("--out", type=Path, default=Path("msim-compare"), help="output folder")
     args = parser.parse_args(argv)
     if args.command == "demo":
         demo(args.out, args.seconds)
     elif args.command == "compare":
-        compare_cli(args.methods, args.dt, args.steps, args.size, args.out)
+        compare_cli(args.methods, args.dt, args.steps, args.seconds, args.size, args.out)
     return 0
 
 

@@ -13,11 +13,17 @@ from .system import System, Trajectory
 from .table import make_table
 
 
-def spring_strain(sim: System) -> np.ndarray:
-    """(m,) strain (l - r) / r of every spring (dimensionless), 0 where the rest length is 0."""
-    x, e, r = sim.positions, sim.edges, sim.rest_lengths
+def edge_strain(positions: np.ndarray, edges: np.ndarray, rest_lengths: np.ndarray) -> np.ndarray:
+    """(m,) strain (l - r) / r of springs `edges` (m,2) at `positions` (n,3) [m]
+    (dimensionless), 0 where the rest length r is 0."""
+    x, e, r = positions, edges, rest_lengths
     length = np.linalg.norm(x[e[:, 0]] - x[e[:, 1]], axis=1)
     return np.divide(length - r, r, out=np.zeros_like(r), where=r > 0)
+
+
+def spring_strain(sim: System) -> np.ndarray:
+    """(m,) strain (l - r) / r of every spring of `sim` (dimensionless), 0 where r is 0."""
+    return edge_strain(sim.positions, sim.edges, sim.rest_lengths)
 
 
 def max_strain(sim: System) -> float:
@@ -34,20 +40,39 @@ def _per_method(name: str, value: Any, method: str) -> Any:
     return value[method]
 
 
+def energy_scale(sim: System) -> float:
+    """The common scale [J] of relative energy drift: E_kinetic + E_spring of `sim`'s state
+    plus m_free |g| L, the gravity energy its free vertices (mass m_free) release when lowered
+    by L, the largest side of their bounding box.
+
+    It depends on the start state only, not on where the origin of heights is nor on any run:
+    every run from one state is measured against the same number, so equal losses read equal.
+    A body hanging or falling onto something releases energy of this order (a cloth pinned
+    along one edge lowers its centre of mass by about L/2).
+    """
+    x, fixed = sim.positions, np.zeros(sim.n_vertices, dtype=bool)
+    fixed[sim.fixed] = True
+    free = x[~fixed]
+    size = float(np.ptp(free, axis=0).max()) if len(free) else 0.0
+    energy = sim.energy()
+    falling = float(sim.mass[~fixed].sum()) * float(np.linalg.norm(sim.gravity)) * size
+    return energy["kinetic"] + energy["spring"] + falling
+
+
 def run_one(sim: System, method: str, dt: float, steps: int,
             **options: Any) -> tuple[dict[str, Any], Trajectory]:
     """Step `sim` `steps` times; return a summary row and the trajectory (~100 frames).
 
     The row holds seconds per step, energy drift, strain and the diverged step (or None).
 
-    energy_drift is E(end) - E(start) [J]; relative_drift divides it by the largest
-    kinetic plus spring energy seen during the run (the energy in motion; at least 1e-12 J).
+    energy_drift is E(end) - E(start) [J]; relative_drift divides it by `energy_scale` of the
+    start state (at least 1e-12 J), a scale shared by every run from that state.
     """
+    scale = max(energy_scale(sim), 1e-12)
     traj = sim.simulate(steps, dt, method, record_every=max(1, steps // 100),
                         on_divergence="stop", **options)
     diverged = traj.diverged is not None
     total = traj.energies["total"]
-    moving = np.max(traj.energies["kinetic"] + traj.energies["spring"])
     drift = float(total[-1] - total[0])
     return {
         "method": method,
@@ -57,7 +82,7 @@ def run_one(sim: System, method: str, dt: float, steps: int,
         "s_per_step": float(traj.seconds.mean()) if len(traj.seconds) else float("nan"),
         "iterations": float(traj.iterations.mean()) if len(traj.iterations) else float("nan"),
         "energy_drift": float("nan") if diverged else drift,
-        "relative_drift": float("nan") if diverged else drift / max(moving, 1e-12),
+        "relative_drift": float("nan") if diverged else drift / scale,
         "max_strain": float("nan") if diverged else max_strain(sim),
         "diverged": traj.diverged,
     }, traj
@@ -72,7 +97,8 @@ def compare(sim: System, runs: Iterable[str | tuple[str, Mapping[str, Any]]], *,
     steps: one count for all, or per method (e.g. round(1 / dt) to run each for 1 s).
     Returns a DataFrame (pandas installed) or a list of dicts; either prints as Markdown.
     Columns: method, options, dt, steps, s_per_step, iterations, energy_drift [J],
-    relative_drift, max_strain, diverged (step index or None). With return_trajectories,
+    relative_drift (energy_drift / energy_scale(sim), one scale for every run), max_strain,
+    diverged (step index or None). With return_trajectories,
     returns (table, list of Trajectory) for plotting.
     """
     rows, trajectories = [], []

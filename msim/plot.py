@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 import numpy as np
 
-from .system import Trajectory
+from .mesh import grid_faces
+from .system import System, Trajectory
 
 
 def _axes(ax, projection: str | None = None):
@@ -26,8 +28,12 @@ def energy(runs: Trajectory | Iterable[Trajectory], *, terms: Iterable[str] = ("
     terms: any of kinetic, spring, gravity, total. relative=True plots E(t) - E(0). Each line
     is labelled with the run's method, step and the options it was given.
     """
-    runs = [runs] if isinstance(runs, Trajectory) else list(runs)
+    runs = _trajectories(runs)
     terms = tuple(terms)  # read once: a generator would be used up by the first run
+    for term in terms:
+        if term not in runs[0].energies:
+            raise ValueError(f"terms: expected names among {sorted(runs[0].energies)}, got "
+                             f"{term!r}")
     fig, ax = _axes(ax)
     for run in runs:
         for term in terms:
@@ -47,53 +53,266 @@ def energy(runs: Trajectory | Iterable[Trajectory], *, terms: Iterable[str] = ("
     return fig
 
 
+def _trajectories(runs) -> list[Trajectory]:
+    """runs as a non-empty list of Trajectory, or a TypeError saying what came instead."""
+    items = [runs] if isinstance(runs, Trajectory) else runs
+    items = list(items) if isinstance(items, Iterable) else []
+    if not items or not all(isinstance(r, Trajectory) for r in items):
+        raise TypeError(
+            f"runs: expected a Trajectory or a list of them, got {type(runs).__name__}; "
+            "msim.compare(..., return_trajectories=True) returns (table, trajectories): plot "
+            "the trajectories")
+    return items
+
+
 def frame(positions: np.ndarray, faces: np.ndarray | None = None,
-          edges: np.ndarray | None = None, *, strain: np.ndarray | None = None,
-          strain_limit: float | None = None, fixed: Iterable[int] = (), up: int = 1,
+          edges: np.ndarray | None = None, *, system: System | None = None,
+          fixed: Iterable[int] | None = None, spheres: np.ndarray | None = None,
+          planes: np.ndarray | None = None, strain: np.ndarray | None = None,
+          strain_limit: float | None = None, limits: np.ndarray | None = None, up: int = 1,
           title: str | None = None, ax=None):
-    """Render one frame: shaded triangles `faces` (f,3) and/or springs `edges` (m,2).
+    """Render one frame: shaded triangles `faces` (f,3) and/or springs `edges` (m,2) as lines.
 
-    positions (n,3) [m]; strain (m,) colours the springs (e.g. (l - r)/r) with a colour bar
-    from -strain_limit to +strain_limit (default: the largest |strain|; give one limit to
-    several frames so that their colours compare);
-    `up` names the vertical axis (1 for y-up); fixed vertices are marked in red.
+    positions (n,3) [m]. A rope has no faces: draw it with edges=mesh.edges. strain (m,)
+    colours the springs (e.g. (l - r)/r) with a colour bar from -strain_limit to +strain_limit
+    (default: the largest |strain|; give one limit to several frames so that their colours
+    compare). Fixed vertices (indices) are marked in red; spheres (k,4) rows of centre and
+    radius [m] and planes (k,4) rows of normal and offset are drawn with the cloth (a plane as
+    a square patch under the data). system: a System whose fixed vertices, colliders and (when
+    no faces are given) springs are drawn unless given explicitly.
+
+    The axes are drawn to scale: the box's sides are proportional to the data spans, so 1 m
+    is as long on every axis. limits (3,2) [m]: world (x, y, z) lower and upper bounds of the
+    view (default: the data and colliders); animate passes one for the whole run. `up` names
+    the vertical world axis (1 for y-up), drawn upwards.
     """
-    from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
+    x = _positions(positions)
+    scene = _Scene.of(system, x, faces, edges, fixed, spheres, planes)
+    if strain is not None:
+        if scene.edges is None:
+            raise ValueError("strain: colours springs, so edges (m,2) are needed with it")
+        strain = np.asarray(strain, dtype=float)
+        if strain.shape != (len(scene.edges),):
+            raise ValueError(f"strain: expected shape ({len(scene.edges)},), one value per "
+                             f"edge, got {strain.shape}")
+    order = _drawing_order(up)
+    box = scene.limits() if limits is None else _limits_array(limits)
     fig, ax = _axes(ax, "3d")
-    order = [0, 2, 1] if up == 1 else [0, 1, 2]  # matplotlib draws z up
-    p = positions[:, order]
-    if faces is not None and len(faces):
-        tri = p[faces]
-        normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
-        normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-300)
-        shade = 0.35 + 0.65 * np.abs(normal @ np.array([0.3, -0.5, 0.8]) / np.sqrt(0.98))
-        colors = np.clip(shade[:, None] * np.array([0.35, 0.55, 0.85]), 0, 1)
-        ax.add_collection3d(Poly3DCollection(tri, facecolors=colors, edgecolors="none"))
-    if edges is not None and strain is not None:
-        lines = Line3DCollection(p[edges], cmap="coolwarm", linewidths=1.0)
-        lines.set_array(np.asarray(strain, dtype=float))
-        limit = (strain_limit if strain_limit is not None
-                 else max(float(np.max(np.abs(strain), initial=0.0)), 1e-12))
-        lines.set_clim(-limit, limit)
-        ax.add_collection3d(lines)
-        fig.colorbar(lines, ax=ax, shrink=0.6, pad=0.12, label="strain (l - r) / r")
-    elif edges is not None:
-        ax.add_collection3d(Line3DCollection(p[edges], colors="tab:blue", linewidths=0.6))
-    fixed = list(fixed)
-    if fixed:
-        ax.scatter(*p[fixed].T, color="tab:red", s=20, depthshade=False)
-    lo, hi = p.min(0), p.max(0)
-    centre, half = (lo + hi) / 2, max(float((hi - lo).max()) / 2, 1e-9)
-    for axis, c in zip("xyz", centre):
-        getattr(ax, f"set_{axis}lim")(c - half, c + half)
-    labels = ["x", "z", "y"] if up == 1 else ["x", "y", "z"]
-    ax.set_xlabel(f"{labels[0]} [m]")
-    ax.set_ylabel(f"{labels[1]} [m]")
-    ax.set_zlabel(f"{labels[2]} [m]")
+    ax.computed_zorder = False  # surfaces sort by depth among themselves; lines, marks on top
+    polygons, colours = scene.surfaces(box)
+    if len(polygons):
+        ax.add_collection3d(Poly3DCollection(polygons[..., order], facecolors=colours,
+                                             edgecolors="none", zorder=1))
+    if scene.edges is not None:
+        _draw_springs(fig, ax, x[:, order][scene.edges], strain, strain_limit)
+    if len(scene.fixed):
+        ax.scatter(*x[scene.fixed][:, order].T, color="tab:red", s=20, depthshade=False,
+                   zorder=3)
+    _set_view(ax, box[order], order)
     if title:
         ax.set_title(title)
     return fig
+
+
+def _draw_springs(fig, ax, segments: np.ndarray, strain, strain_limit) -> None:
+    """Springs as lines (m,2,3), coloured by strain with a colour bar when it is given."""
+    from mpl_toolkits.mplot3d.art3d import Line3DCollection
+
+    if strain is None:
+        ax.add_collection3d(Line3DCollection(segments, colors="tab:blue", linewidths=0.8,
+                                             zorder=2))
+        return
+    lines = Line3DCollection(segments, cmap="coolwarm", linewidths=1.0, zorder=2)
+    lines.set_array(strain)
+    limit = (strain_limit if strain_limit is not None
+             else max(float(np.max(np.abs(strain), initial=0.0)), 1e-12))
+    lines.set_clim(-limit, limit)
+    ax.add_collection3d(lines)
+    fig.colorbar(lines, ax=ax, shrink=0.6, pad=0.12, label="strain (l - r) / r")
+
+
+def _positions(positions) -> np.ndarray:
+    """positions as an (n,3) float array, or a TypeError/ValueError saying what came."""
+    if isinstance(positions, Trajectory):
+        raise TypeError("positions: expected an (n, 3) array of vertex positions [m], got a "
+                        "Trajectory; draw one frame of it (traj.positions[-1]) or animate it "
+                        "(msim.plot.animate(traj, faces))")
+    try:
+        x = np.asarray(positions, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"positions: expected an (n, 3) array of vertex positions [m], got "
+                        f"{type(positions).__name__}") from err
+    if x.ndim != 2 or x.shape[1] != 3 or not len(x):
+        hint = "; pick one frame, e.g. traj.positions[-1]" if x.ndim == 3 else ""
+        raise ValueError(f"positions: expected an (n, 3) array of vertex positions [m], got "
+                         f"shape {x.shape}{hint}")
+    return x
+
+
+def _indices(name: str, value, width: int, n: int) -> np.ndarray | None:
+    """value as an (k, width) array of vertex indices below n, None when value is None."""
+    if value is None:
+        return None
+    a = np.asarray(value)
+    what = "(f, 3) triangles" if width == 3 else "(m, 2) springs"
+    if a.size == 0:
+        return np.zeros((0, width), np.int64)
+    if a.ndim != 2 or a.shape[1] != width:
+        hint = "; springs go in edges=" if width == 3 and a.ndim == 2 and a.shape[1] == 2 else ""
+        raise ValueError(f"{name}: expected {what} of vertex indices, got shape {a.shape}{hint}")
+    if not np.issubdtype(a.dtype, np.integer):
+        raise TypeError(f"{name}: expected integer vertex indices, got dtype {a.dtype}")
+    if a.min() < 0 or a.max() >= n:
+        bad = a.max() if a.max() >= n else a.min()
+        raise ValueError(f"{name}: expected vertex indices below {n}, got {bad}")
+    return a.astype(np.int64)
+
+
+def _rows4(name: str, value) -> np.ndarray:
+    """Collider rows (k,4) (one (4,) row allowed); empty when value is None."""
+    a = np.zeros((0, 4)) if value is None else np.asarray(value, dtype=float)
+    a = a.reshape(1, 4) if a.shape == (4,) else a
+    if a.ndim != 2 or a.shape[1] != 4:
+        raise ValueError(f"{name}: expected (k, 4) rows, got shape {a.shape}")
+    return a
+
+
+@dataclass
+class _Scene:
+    """What one frame draws, checked: positions, faces, edges, fixed indices, colliders."""
+
+    x: np.ndarray
+    faces: np.ndarray
+    edges: np.ndarray | None
+    fixed: np.ndarray
+    spheres: np.ndarray
+    planes: np.ndarray
+
+    @classmethod
+    def of(cls, system, x, faces, edges, fixed, spheres, planes) -> _Scene:
+        """Check the arguments; what is not given comes from `system` when there is one."""
+        if system is not None and not isinstance(system, System):
+            raise TypeError(f"system: expected an msim.System, got {type(system).__name__}")
+        n = len(x)
+        faces = _indices("faces", faces, 3, n)
+        faces = np.zeros((0, 3), np.int64) if faces is None else faces
+        edges = _indices("edges", edges, 2, n)
+        if system is not None:
+            if system.n_vertices != n:
+                raise ValueError(f"system: expected {n} vertices like positions, got "
+                                 f"{system.n_vertices}")
+            edges = system.edges if edges is None and not len(faces) else edges
+            fixed = system.fixed if fixed is None else fixed
+            spheres = system.spheres if spheres is None else spheres
+            planes = system.planes if planes is None else planes
+        if not len(faces) and (edges is None or not len(edges)):
+            raise ValueError("nothing to draw: faces is empty or None (a rope has no faces) and "
+                             "no edges were given; draw springs as lines with edges=mesh.edges")
+        fixed = np.asarray([] if fixed is None else list(fixed), dtype=np.int64)
+        _indices("fixed", fixed.reshape(-1, 1), 1, n)
+        return cls(x, faces, edges, fixed, _rows4("spheres", spheres), _rows4("planes", planes))
+
+    def limits(self, points: np.ndarray | None = None) -> np.ndarray:
+        """(3,2) world bounds holding `points` (default the positions), spheres and planes."""
+        points = self.x if points is None else points
+        body = _bounds(np.concatenate([points, self.spheres[:, :3] - self.spheres[:, 3:],
+                                       self.spheres[:, :3] + self.spheres[:, 3:]]))
+        patches = [_plane_patch(p, body).reshape(-1, 3) for p in self.planes]
+        return _bounds(np.concatenate([points, *patches]) if patches else points, body)
+
+    def surfaces(self, box: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Shaded triangles (k,3,3) in world coordinates and RGBA colours (k,4): the faces,
+        then the spheres, then the plane patches, sorted by depth together when drawn."""
+        parts = [(self.x[self.faces], (0.35, 0.55, 0.85, 1.0))]
+        parts += [(_sphere_triangles(s), (0.85, 0.6, 0.35, 1.0)) for s in self.spheres]
+        parts += [(_grid_triangles(_plane_patch(p, box)), (0.6, 0.6, 0.6, 0.35))
+                  for p in self.planes]
+        triangles = np.concatenate([t for t, _ in parts])
+        colours = np.concatenate([_shade(t, c) for t, c in parts])
+        return triangles, colours
+
+
+def _bounds(points: np.ndarray, also: np.ndarray | None = None) -> np.ndarray:
+    """(3,2) lower and upper bounds of (k,3) points (and of a (3,2) box), padded by 5 % of
+    the largest span on every side so that a flat cloth keeps a visible thickness."""
+    lo, hi = points.min(0), points.max(0)
+    if also is not None:
+        lo, hi = np.minimum(lo, also[:, 0]), np.maximum(hi, also[:, 1])
+    pad = 0.05 * max(float((hi - lo).max()), 1e-3)
+    return np.stack([lo - pad, hi + pad], axis=1)
+
+
+def _limits_array(limits) -> np.ndarray:
+    box = np.asarray(limits, dtype=float)
+    if box.shape != (3, 2) or not np.all(box[:, 1] > box[:, 0]):
+        raise ValueError(f"limits: expected (3, 2) rows of lower < upper bound [m], got "
+                         f"{limits!r}")
+    return box
+
+
+def _drawing_order(up: int) -> list[int]:
+    """World axes drawn on matplotlib's x, y, z: a cyclic order (so right-handed) with `up`
+    last, since matplotlib draws z upwards."""
+    if up not in (0, 1, 2):
+        raise ValueError(f"up: expected 0, 1 or 2 (the index of the vertical axis), got {up!r}")
+    return [(up + 1) % 3, (up + 2) % 3, up]
+
+
+def _set_view(ax, box: np.ndarray, order: list[int]) -> None:
+    """Limits from the (3,2) box (drawing order) and a box aspect equal to its spans; ticks
+    as dense on every axis (a short axis gets fewer, so that their labels do not overlap)."""
+    from matplotlib.ticker import MaxNLocator
+
+    spans = box[:, 1] - box[:, 0]
+    for axis, (lo, hi), world, span in zip("xyz", box, order, spans):
+        getattr(ax, f"set_{axis}lim")(lo, hi)
+        getattr(ax, f"set_{axis}label")(f"{'xyz'[world]} [m]")
+        bins = max(1, int(round(6 * span / spans.max())))
+        getattr(ax, f"{axis}axis").set_major_locator(MaxNLocator(bins))
+    ax.set_box_aspect(spans, zoom=0.85)  # room for the tick and axis labels
+
+
+def _shade(triangles: np.ndarray, rgba) -> np.ndarray:
+    """RGBA (k,4) of `rgba` darkened by the angle between each triangle and a fixed light."""
+    normal = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
+    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-300)
+    light = np.array([0.3, 0.8, -0.5]) / np.sqrt(0.98)  # world y-up: from above and in front
+    shade = 0.35 + 0.65 * np.abs(normal @ light)
+    colours = np.empty((len(triangles), 4))
+    colours[:, :3] = np.clip(shade[:, None] * np.asarray(rgba[:3]), 0, 1)
+    colours[:, 3] = rgba[3]
+    return colours
+
+
+def _sphere_triangles(sphere: np.ndarray, rings: int = 12, sectors: int = 24) -> np.ndarray:
+    """Triangles (k,3,3) [m] on the sphere (centre, radius): a latitude-longitude grid."""
+    theta, phi = np.meshgrid(np.linspace(0, np.pi, rings + 1),
+                             np.linspace(0, 2 * np.pi, sectors + 1), indexing="ij")
+    unit = np.stack([np.sin(theta) * np.cos(phi), np.cos(theta), np.sin(theta) * np.sin(phi)],
+                    axis=-1)
+    return _grid_triangles(sphere[:3] + sphere[3] * unit)
+
+
+def _plane_patch(plane: np.ndarray, box: np.ndarray, cells: int = 8) -> np.ndarray:
+    """A (cells+1, cells+1, 3) grid of points [m] on the plane n.x = offset, a square centred
+    under the middle of `box` (3,2) and as wide as the box's largest span."""
+    n = plane[:3] / np.linalg.norm(plane[:3])
+    offset = plane[3] / np.linalg.norm(plane[:3])
+    middle = box.mean(axis=1)
+    centre = middle - (n @ middle - offset) * n
+    t1 = np.cross(n, np.eye(3)[np.argmin(np.abs(n))])
+    t1 /= np.linalg.norm(t1)
+    t2 = np.cross(n, t1)
+    s = np.linspace(-0.5, 0.5, cells + 1) * float((box[:, 1] - box[:, 0]).max())
+    return centre + s[:, None, None] * t1 + s[None, :, None] * t2
+
+
+def _grid_triangles(grid: np.ndarray) -> np.ndarray:
+    """Two triangles (k,3,3) per cell of an (a,b,3) grid of points."""
+    return grid.reshape(-1, 3)[grid_faces(np.arange(grid.shape[0] * grid.shape[1]).reshape(
+        grid.shape[:2]))]
 
 
 def convergence(histories: dict[str, np.ndarray], *, ylabel: str = "relative error",
@@ -148,25 +367,45 @@ def _rectangle(x: float, y: float, colour: str):
 
 
 def animate(traj: Trajectory, faces: np.ndarray | None = None,
-            edges: np.ndarray | None = None, *, path=None, fps: int = 20, up: int = 1):
+            edges: np.ndarray | None = None, *, system: System | None = None,
+            fixed: Iterable[int] | None = None, spheres: np.ndarray | None = None,
+            planes: np.ndarray | None = None, path=None, fps: int = 20, up: int = 1):
     """Animate a trajectory's frames; saved as GIF with Pillow when `path` is given.
 
-    Returns the matplotlib FuncAnimation (in a notebook, display it with
-    IPython.display.HTML(anim.to_jshtml())).
+    One camera for the whole run: the limits hold every frame and the colliders, so a
+    falling cloth is seen to fall. faces, edges, system, fixed, planes and up as in `frame`;
+    spheres (k,4), or (frames,k,4) for spheres that moved during the run (the Trajectory
+    does not record colliders: default the system's current ones). Returns the matplotlib
+    FuncAnimation (in a notebook, display it with IPython.display.HTML(anim.to_jshtml())).
     """
     import matplotlib.pyplot as plt
     from matplotlib.animation import FuncAnimation, PillowWriter
 
-    fig = plt.figure(figsize=(5, 4))
+    if not isinstance(traj, Trajectory):
+        raise TypeError(f"traj: expected a Trajectory, got {type(traj).__name__}")
+    frames = len(traj.positions)
+    moving = np.asarray(spheres, dtype=float) if spheres is not None else None
+    if moving is not None and moving.ndim == 3 and len(moving) != frames:
+        raise ValueError(f"spheres: expected (k, 4) or ({frames}, k, 4) (one set per frame), "
+                         f"got shape {moving.shape}")
+    per_frame = moving if moving is not None and moving.ndim == 3 else None
+    first = per_frame[0] if per_frame is not None else spheres
+    scene = _Scene.of(system, _positions(traj.positions[0]), faces, edges, fixed, first, planes)
+    every_sphere = per_frame.reshape(-1, 4) if per_frame is not None else scene.spheres
+    box = replace(scene, spheres=_rows4("spheres", every_sphere)).limits(
+        traj.positions.reshape(-1, 3))
+    fig = plt.figure(figsize=(5, 4), layout="constrained")
     ax = fig.add_subplot(projection="3d")
 
     def draw(k: int):
         ax.clear()
-        frame(traj.positions[k], faces, edges, up=up, ax=ax,
+        frame(traj.positions[k], scene.faces, scene.edges, fixed=scene.fixed,
+              spheres=per_frame[k] if per_frame is not None else scene.spheres,
+              planes=scene.planes, limits=box, up=up, ax=ax,
               title=f"{traj.method}  t = {traj.times[k]:.2f} s")
         return ax.collections
 
-    anim = FuncAnimation(fig, draw, frames=len(traj.positions), interval=1000 / fps)
+    anim = FuncAnimation(fig, draw, frames=frames, interval=1000 / fps)
     if path is not None:
         anim.save(path, writer=PillowWriter(fps=fps))
     return anim

@@ -47,7 +47,8 @@ class Trajectory:
 
     positions (frames, n, 3) [m]; times (frames,) [s]; energies: name -> (frames,) [J];
     seconds and iterations (steps,) per step taken; diverged: index of the step that diverged
-    when simulate stopped early (on_divergence="stop"), else None.
+    when simulate stopped early (on_divergence="stop"), else None; velocities (frames, n, 3)
+    [m/s] (None when built without them). save(path) / Trajectory.load(path): an .npz file.
     """
 
     method: str
@@ -59,6 +60,21 @@ class Trajectory:
     iterations: np.ndarray
     diverged: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    velocities: np.ndarray | None = None
+
+    def save(self, path) -> None:
+        """Write every field to `path` (.npz, no pickle); Trajectory.load reads it back
+        bit-exactly."""
+        from .io import save_trajectory
+
+        save_trajectory(self, path)
+
+    @classmethod
+    def load(cls, path) -> Trajectory:
+        """Read a Trajectory written by `save`."""
+        from .io import load_trajectory
+
+        return load_trajectory(path)
 
 
 class System(_core.System):
@@ -125,13 +141,13 @@ class System(_core.System):
             raise ValueError(f"on_divergence: expected 'raise' or 'stop', got {on_divergence!r}")
         core_options = resolve(method, options)
         # one append per frame and per step, so an interrupt never leaves them half-recorded
-        frames = [(self.positions, self.time, self.energy())]
+        frames = [(self.positions, self.velocities, self.time, self.energy())]
         taken: list[tuple[float, int]] = []  # (seconds, iterations) of each step
         diverged = None
         bar = _progress(steps, method) if progress else None
 
         def recorded() -> Trajectory:
-            positions, times, energies = zip(*frames)
+            positions, velocities, times, energies = zip(*frames)
             seconds, iterations = zip(*taken) if taken else ((), ())
             return Trajectory(
                 method=method, dt=float(dt), positions=np.stack(positions),
@@ -139,7 +155,7 @@ class System(_core.System):
                 energies={key: np.array([e[key] for e in energies]) for key in energies[0]},
                 seconds=np.array(seconds, dtype=float),
                 iterations=np.array(iterations, dtype=int), diverged=diverged,
-                options=dict(options))
+                options=dict(options), velocities=np.stack(velocities))
 
         try:
             for k in range(steps):
@@ -154,7 +170,7 @@ class System(_core.System):
                     break
                 taken.append((sec, iters))
                 if (k + 1) % record_every == 0:
-                    frames.append((self.positions, self.time, self.energy()))
+                    frames.append((self.positions, self.velocities, self.time, self.energy()))
                 if bar is not None:
                     bar.update(1)
         except KeyboardInterrupt as stop:

@@ -8,7 +8,8 @@ from typing import Any, Sequence
 
 
 def to_markdown(rows: Sequence[dict[str, Any]]) -> str:
-    """A Markdown table of `rows` (dicts sharing their keys); floats in 4 significant digits."""
+    """A Markdown table of `rows` (dicts sharing their keys); floats in 4 significant digits,
+    None as a blank cell."""
     if not rows:
         return "(no rows)"
     keys = list(rows[0])
@@ -43,8 +44,8 @@ def _frame_class():
         def _constructor(self):
             return Frame
 
-        def __str__(self) -> str:
-            return to_markdown(self.to_dict("records"))
+        def __str__(self) -> str:  # missing values (None, NaN, NA) print as blank cells
+            return to_markdown(self.astype(object).where(self.notna(), None).to_dict("records"))
 
     return Frame
 
@@ -52,4 +53,12 @@ def _frame_class():
 def make_table(rows: Sequence[dict[str, Any]]):
     """`rows` as a Markdown-printing DataFrame when pandas is installed, else a Table."""
     frame = _frame_class()
-    return frame(list(rows)) if frame is not None else Table(rows)
+    if frame is None:
+        return Table(rows)
+    table = frame(list(rows))
+    for key in table.columns:  # integers with gaps (a diverged step or None) stay integers
+        values = [r.get(key) for r in rows]
+        if None in values and all(isinstance(v, int) and not isinstance(v, bool)
+                                  for v in values if v is not None):
+            table[key] = table[key].astype("Int64")
+    return table

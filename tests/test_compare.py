@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import msim
+from msim.compare import energy_scale
 from msim.table import Table, to_markdown
 
 
@@ -79,3 +80,29 @@ def test_sweep_runs_the_grid_in_any_executor(executor):
                                                              (200.0, 10), (200.0, 20)]
     for r in rows:
         assert r["result"] == final_height(r["stiffness"], r["steps"])
+
+
+def test_runs_that_lose_the_same_energy_read_the_same_relative_drift():
+    # a cloth released from horizontal, run until it hangs at rest: FMS and Newton both lose
+    # all the energy the fall released, so their drifts must read the same, in J and relative
+    cloth = msim.scenes.hanging_cloth(8)
+    table = msim.compare(cloth.system, ["fms", "implicit_euler"], steps=600, dt=1 / 30)
+    rows = table.to_dict("records") if hasattr(table, "to_dict") else list(table)
+    assert rows[0]["energy_drift"] == pytest.approx(rows[1]["energy_drift"], rel=1e-2)
+    # the common scale: the free mass lowered by the cloth's 1 m side (it starts at rest, flat)
+    scale = 62 * 0.01 * 9.81 * 1.0
+    assert energy_scale(cloth.system) == pytest.approx(scale, rel=1e-12)
+    for r in rows:
+        assert r["relative_drift"] == pytest.approx(r["energy_drift"] / scale, rel=1e-12)
+    assert rows[0]["relative_drift"] == pytest.approx(rows[1]["relative_drift"], rel=1e-2)
+
+
+def test_a_diverged_step_prints_as_a_step_and_a_finished_run_as_blank():
+    table = msim.compare(_cloth(), ["symplectic_euler", "explicit_euler"], steps=100,
+                         dt={"symplectic_euler": 1e-3, "explicit_euler": 0.05})
+    rows = table.to_dict("records") if hasattr(table, "to_dict") else list(table)
+    assert rows[0]["diverged"] is None or str(rows[0]["diverged"]) == "<NA>"
+    step = rows[1]["diverged"]
+    assert 0 <= step < 100 and int(step) == step
+    text = str(table).splitlines()
+    assert text[2].endswith("|  |") and text[3].endswith(f"| {int(step)} |")

@@ -70,3 +70,90 @@ def test_trajectory_writes_obj_sequence_and_vtu_series(tmp_path):
     last = meshio.read(pvd.parent / sets[-1].get("file"))
     np.testing.assert_allclose(last.points, traj.positions[-1])
     assert {c.type for c in last.cells} == {"triangle", "line"}
+    np.testing.assert_array_equal(last.point_data["velocity"], traj.velocities[-1])
+
+
+def test_vtu_series_carries_velocity_strain_and_the_fixed_flag(tmp_path):
+    cloth = cloth_grid(4, 4)
+    sim = msim.System(cloth.vertices, cloth.edges, stiffness=100.0, fixed=[0, 3])
+    traj = sim.simulate(200, 1e-3, "symplectic_euler", record_every=100)
+    pvd = write_vtu_series(traj, tmp_path, faces=cloth.faces, system=sim)
+    last = meshio.read(sorted(pvd.parent.glob("frame_*.vtu"))[-1])
+    assert {c.type for c in last.cells} == {"triangle"}  # springs are not drawn unless asked
+    np.testing.assert_array_equal(last.point_data["velocity"], sim.velocities)
+    np.testing.assert_array_equal(last.point_data["fixed"], [1, 0, 0, 1] + [0] * 12)
+    # strain of a vertex: the mean (l - r) / r of its springs, computed here spring by spring
+    x, expected = traj.positions[-1], np.zeros(16)
+    for i in range(16):
+        touching = [(a, b, r) for (a, b), r in zip(sim.edges, sim.rest_lengths) if i in (a, b)]
+        expected[i] = np.mean([np.linalg.norm(x[a] - x[b]) / r - 1 for a, b, r in touching])
+    np.testing.assert_allclose(last.point_data["strain"], expected, rtol=1e-12, atol=1e-15)
+    assert np.abs(expected).max() > 1e-4  # the cloth has started to stretch
+    # without recorded velocities: central differences of the frames (one-sided at the ends)
+    traj.velocities = None
+    pvd = write_vtu_series(traj, tmp_path / "fd", faces=cloth.faces)
+    last = meshio.read(pvd.parent / "frame_0002.vtu")
+    np.testing.assert_allclose(last.point_data["velocity"],
+                               (traj.positions[2] - traj.positions[1]) / 0.1, rtol=1e-12)
+
+
+def test_submodules_load_on_first_use():
+    # a fresh interpreter, as a student's first cell: `import msim`, then msim.io / msim.plot
+    import subprocess
+    import sys
+
+    code = ("import sys, msim\n"
+            "assert 'msim.io' not in sys.modules and 'msim.plot' not in sys.modules\n"
+            "assert {'io', 'plot', 'table', 'mesh', 'System'} <= set(dir(msim))\n"
+            "print(msim.io.read_mesh.__name__, msim.plot.energy.__name__,"
+            " msim.table.make_table.__name__)\n"
+            "try:\n    msim.nonexistent\nexcept AttributeError as err:\n    print(err)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"MPLBACKEND": "Agg", "PATH": ""})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["read_mesh energy make_table",
+                                        "module 'msim' has no attribute 'nonexistent'"]
+
+
+def _assert_same_trajectory(a, b):
+    """Every field equal, arrays bit for bit and of the same dtype."""
+    import dataclasses
+
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and x.shape == y.shape, f.name
+            np.testing.assert_array_equal(x, y, err_msg=f.name)
+        elif isinstance(x, dict):
+            assert list(x) == list(y), f.name
+            for key in x:
+                np.testing.assert_array_equal(x[key], y[key], err_msg=f"{f.name}[{key}]")
+                assert type(x[key]) is type(y[key]), f"{f.name}[{key}]"
+        else:
+            assert x == y and type(x) is type(y), f.name
+
+
+def test_trajectory_saves_and_loads_bit_exactly(tmp_path):
+    scene = msim.scenes.cloth_on_sphere(6)
+    traj = scene.run(8, "fms", record_every=2, iterations=3, acceleration="chebyshev",
+                     rho=0.9)
+    assert traj.velocities.shape == traj.positions.shape
+    np.testing.assert_array_equal(traj.velocities[-1], scene.system.velocities)
+    traj.save(tmp_path / "run.npz")
+    _assert_same_trajectory(traj, msim.Trajectory.load(tmp_path / "run.npz"))
+    # a run stopped by divergence keeps the step it diverged at
+    sim = msim.scenes.hanging_cloth(6).system
+    blown = sim.simulate(200, 0.05, "explicit_euler", on_divergence="stop")
+    assert blown.diverged is not None
+    blown.save(tmp_path / "blown")  # numpy adds .npz
+    _assert_same_trajectory(blown, msim.Trajectory.load(tmp_path / "blown.npz"))
+
+
+def test_trajectory_load_names_what_it_expected(tmp_path):
+    np.savez(tmp_path / "other.npz", positions=np.zeros((1, 2, 3)))
+    with pytest.raises(ValueError, match=r"path: expected an .npz written by Trajectory.save"):
+        msim.Trajectory.load(tmp_path / "other.npz")
+    traj = msim.scenes.rope_pendulum(4).run(2, "fms")
+    traj.options["weights"] = object()
+    with pytest.raises(TypeError, match=r"options\['weights'\]: expected a number, string, bool"):
+        traj.save(tmp_path / "bad.npz")

@@ -86,3 +86,124 @@ def test_animation_writes_an_animated_gif(run, tmp_path):
     with Image.open(path) as gif:
         assert gif.format == "GIF" and gif.n_frames == len(traj.positions) == 5
         assert gif.is_animated
+
+
+def _spans(ax):
+    """Data spans of the three axes [m] and the drawn box's side lengths."""
+    spans = np.array([np.ptp(ax.get_xlim()), np.ptp(ax.get_ylim()), np.ptp(ax.get_zlim())])
+    return spans, np.asarray(ax.get_box_aspect(), dtype=float)
+
+
+def test_frame_draws_one_metre_as_one_metre():
+    # a 1 m cloth hanging 0.5 m deep: every axis must draw 1 m at the same length
+    mesh = msim.mesh.cloth_grid(5, 5)
+    x = mesh.vertices.copy()
+    x[:, 1] = -0.5 * np.sin(np.pi * x[:, 0]) * np.sin(np.pi * x[:, 2])
+    ax = plot.frame(x, mesh.faces).axes[0]
+    spans, box = _spans(ax)
+    np.testing.assert_allclose(box / box.max(), spans / spans.max(), rtol=1e-9)
+    # the limits hold the data, vertical (world y) drawn on matplotlib's z axis
+    assert ax.get_zlim()[0] <= -0.5 + 1e-9 and ax.get_zlim()[1] >= 0.0
+    # tight to the data, not a cube: 0.5 m deep is drawn shallower than 1 m wide
+    assert spans[2] < 0.8 * spans[0] and spans[0] == pytest.approx(spans[1])
+
+
+def _falling_cloth():
+    mesh = msim.mesh.cloth_grid(5, 5)
+    sim = msim.System(mesh.vertices, mesh.edges, stiffness=100.0, fixed=[0],
+                      planes=[[0.0, 1.0, 0.0, -2.0]], spheres=[[0.5, -1.0, 0.5, 0.3]])
+    return mesh, sim, sim.simulate(30, 1 / 60, "fms", record_every=10)
+
+
+def test_animation_keeps_one_camera_over_the_whole_run(tmp_path):
+    mesh, sim, traj = _falling_cloth()
+    anim = plot.animate(traj, mesh.faces, system=sim, path=tmp_path / "fall.gif")
+    ax = anim._fig.axes[0]
+    limits = []
+    for k in range(len(traj.positions)):
+        anim._func(k)
+        limits.append([ax.get_xlim(), ax.get_ylim(), ax.get_zlim()])
+        spans, box = _spans(ax)
+        np.testing.assert_allclose(box / box.max(), spans / spans.max(), rtol=1e-9)
+    limits = np.array(limits)
+    assert np.all(limits == limits[0])  # one camera: the cloth moves, the axes do not
+    # the camera holds every frame (world y drawn on z): the cloth falls ~0.3 m in 0.5 s
+    low = traj.positions[..., 1].min()
+    assert low < -0.3 and limits[0, 2, 0] <= low and limits[0, 2, 1] >= 0.0
+
+
+def test_frame_draws_colliders_and_fixed_vertices_of_a_system():
+    mesh, sim, traj = _falling_cloth()
+    ax = plot.frame(traj.positions[-1], mesh.faces, system=sim).axes[0]
+    # one depth-sorted surface: cloth triangles, then sphere, then plane (matplotlib keeps the
+    # 3-D polygons in Poly3DCollection._faces; world (x, y, z) is drawn as (z, x, y))
+    triangles = ax.collections[0]._faces
+    cloth, rest = triangles[:len(mesh.faces)], triangles[len(mesh.faces):]
+    np.testing.assert_array_equal(cloth, traj.positions[-1][mesh.faces][..., [2, 0, 1]])
+    centre = np.array([0.5, 0.5, -1.0])  # the sphere at world (0.5, -1, 0.5), radius 0.3
+    on_sphere = np.all(np.isclose(np.linalg.norm(rest - centre, axis=2), 0.3), axis=1)
+    on_plane = np.all(rest[..., 2] == -2.0, axis=1)  # the ground y = -2
+    assert on_sphere.sum() == 2 * 12 * 24 and on_plane.sum() == 2 * 8 * 8
+    assert np.all(on_sphere | on_plane)
+    assert ax.get_zlim()[0] <= -2.0 and ax.get_zlim()[0] <= -1.3 and ax.get_zlim()[1] >= 0.0
+    marks = [c for c in ax.collections if type(c).__name__ == "Path3DCollection"]
+    assert len(marks) == 1 and len(marks[0]._offsets3d[0]) == 1  # vertex 0 is fixed
+
+
+def test_a_rope_draws_as_lines_from_its_edges():
+    rope = msim.mesh.rope(6, 1.0, direction=(1.0, 0.0, 0.0))
+    fig = plot.frame(rope.vertices, edges=rope.edges, fixed=[0])
+    fig.canvas.draw()  # projects the 3-D lines to the 2-D segments drawn
+    ax = fig.axes[0]
+    lines = [c for c in ax.collections if type(c).__name__ == "Line3DCollection"]
+    assert len(lines) == 1 and len(lines[0].get_segments()) == 5
+    spans, box = _spans(ax)
+    np.testing.assert_allclose(box / box.max(), spans / spans.max(), rtol=1e-9)
+
+
+def test_plots_name_what_they_expected(run):
+    mesh, sim, traj = run
+    table, runs = msim.compare(sim, ["symplectic_euler"], steps=5, dt=1e-3,
+                               return_trajectories=True)
+    with pytest.raises(TypeError, match=r"runs: expected a Trajectory or a list of them.*"
+                                        r"return_trajectories=True"):
+        plot.energy(table)
+    with pytest.raises(TypeError, match=r"positions: expected an \(n, 3\) array.*Trajectory"):
+        plot.frame(traj)
+    with pytest.raises(ValueError, match=r"faces: expected \(f, 3\) triangles.*\(158, 2\).*"
+                                         r"edges="):
+        plot.frame(traj.positions[-1], mesh.edges)
+    rope = msim.mesh.rope(6)
+    with pytest.raises(ValueError, match=r"nothing to draw.*faces.*empty.*edges="):
+        plot.frame(rope.vertices, rope.faces)
+    with pytest.raises(ValueError, match=r"edges: expected vertex indices below 36, got 40"):
+        plot.frame(traj.positions[-1], edges=[[0, 40]])
+    with pytest.raises(TypeError, match=r"traj: expected a Trajectory, got list"):
+        plot.animate([traj], mesh.faces)
+
+
+def test_animation_follows_a_moving_sphere_within_one_camera(tmp_path):
+    scene = msim.scenes.pushed_cloth(6)
+    traj = scene.run(12, "fms", record_every=4)
+    # the Trajectory does not record colliders: the scene's script gives the sphere per frame
+    spheres = np.array([[[0.0, 0.5, -0.3 + 0.5 * t, 0.15]] for t in traj.times])
+    anim = plot.animate(traj, scene.faces, system=scene.system, spheres=spheres,
+                        path=tmp_path / "push.gif")
+    ax = anim._fig.axes[0]
+    n_cloth = len(scene.faces)
+    for k, t in enumerate(traj.times):
+        anim._func(k)
+        sphere = ax.collections[0]._faces[n_cloth:]  # drawn as (z, x, y)
+        centre = np.array([-0.3 + 0.5 * t, 0.0, 0.5])
+        np.testing.assert_allclose(np.linalg.norm(sphere - centre, axis=2), 0.15, rtol=1e-9)
+        # one camera holds the sphere at its first and its last place
+        assert ax.get_xlim()[0] <= -0.3 - 0.15 and ax.get_xlim()[1] >= -0.3 + 0.2 + 0.15
+    with pytest.raises(ValueError, match=r"spheres: expected \(k, 4\) or \(4, k, 4\)"):
+        plot.animate(traj, scene.faces, spheres=spheres[:2])
+
+
+def test_a_system_without_faces_draws_its_springs():
+    scene = msim.scenes.rope_pendulum(5)
+    ax = plot.frame(scene.system.positions, system=scene.system).axes[0]
+    kinds = [type(c).__name__ for c in ax.collections]
+    assert kinds == ["Line3DCollection", "Path3DCollection"]  # the springs, the pinned end

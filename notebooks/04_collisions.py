@@ -6,6 +6,7 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -19,7 +20,8 @@
 # contact energy k_c/2 depth^2, so a vertex sinks a little into what it touches, by about
 # its load / k_c at rest; projection methods (FMS, XPBD) put vertices back onto the
 # surface, so nothing ever ends up inside. Spheres are touched at `contact_scale` (1.1)
-# times their radius, seed 001's margin.
+# times their radius: a margin that keeps the flat triangles between vertices, which cut
+# chords through a sphere their vertices rest on, outside the sphere's radius.
 
 # %%
 # %matplotlib inline

@@ -99,3 +99,23 @@ def test_interrupted_sweep_cancels_the_runs_not_started():
     rows = caught.value.results
     assert 1 <= len(rows) < 40
     assert all(r["result"] == r["x"] ** 2 for r in rows)
+
+
+def test_a_signal_handler_that_uses_the_interrupted_system_gets_an_error_not_a_deadlock():
+    # the handler runs inside the step's interrupt check, on the thread that holds the
+    # System's lock: touching that System must raise, not wait for itself
+    sim = cloth()
+    before = sim.get_state()
+
+    def handler(signum, frame):
+        sim.energy()
+
+    previous = signal.signal(signal.SIGUSR1, handler)
+    try:
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+        with pytest.raises(RuntimeError, match="in use by a step on this thread"):
+            sim.step(1 / 60, "fms", iterations=2_000_000)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    np.testing.assert_array_equal(sim.positions, before["positions"])
+    assert sim.steps == before["steps"] and np.isfinite(sim.energy()["total"])

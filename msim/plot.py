@@ -11,14 +11,24 @@ from .mesh import grid_faces
 from .system import System, Trajectory
 
 
-def _axes(ax, projection: str | None = None):
-    """(figure, axes): the given axes' figure, or a new figure with one axes."""
+def _axes(ax, projection: str | None = None, width: float = 6.4):
+    """(figure, axes): the given axes' figure, or a new figure `width` inches wide with one
+    axes."""
     import matplotlib.pyplot as plt
 
     if ax is not None:
         return ax.figure, ax
-    fig = plt.figure(figsize=(6.4, 4.8), layout="constrained")
+    fig = plt.figure(figsize=(width, 4.8), layout="constrained")
     return fig, fig.add_subplot(projection=projection)
+
+
+# curve plots leave room on the right for their legend, which never covers a curve there
+LEGEND_WIDTH = 9.6
+
+
+def _legend(ax) -> None:
+    """The legend of ax beside the axes, top right, where no curve can be under it."""
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
 
 
 def energy(runs: Trajectory | Iterable[Trajectory], *, terms: Iterable[str] = ("total",),
@@ -34,7 +44,7 @@ def energy(runs: Trajectory | Iterable[Trajectory], *, terms: Iterable[str] = ("
         if term not in runs[0].energies:
             raise ValueError(f"terms: expected names among {sorted(runs[0].energies)}, got "
                              f"{term!r}")
-    fig, ax = _axes(ax)
+    fig, ax = _axes(ax, width=LEGEND_WIDTH)
     for run in runs:
         for term in terms:
             e = run.energies[term]
@@ -48,7 +58,7 @@ def energy(runs: Trajectory | Iterable[Trajectory], *, terms: Iterable[str] = ("
             ax.plot(run.times, e - e[0] if relative else e, label=label)
     ax.set_xlabel("time [s]")
     ax.set_ylabel("energy change [J]" if relative else "energy [J]")
-    ax.legend(fontsize="small")
+    _legend(ax)
     ax.grid(True, alpha=0.3)
     return fig
 
@@ -321,13 +331,13 @@ def convergence(histories: dict[str, np.ndarray], *, ylabel: str = "relative err
 
     Iteration 0 is the first entry (the start point for msim's StepInfo histories).
     """
-    fig, ax = _axes(ax)
+    fig, ax = _axes(ax, width=LEGEND_WIDTH)
     for label, values in histories.items():
         values = np.asarray(values, dtype=float)
         ax.semilogy(np.arange(len(values)), np.where(values > 0, values, np.nan), label=label)
     ax.set_xlabel("iteration")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize="small")
+    _legend(ax)
     ax.grid(True, which="both", alpha=0.3)
     return fig
 

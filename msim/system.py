@@ -91,11 +91,12 @@ class System(_core.System):
 
     external_forces (n,3) [N], zero until assigned: a force on each vertex (wind, a load) that
     every method applies the way it applies gravity, F_i / m_i being an acceleration like g
-    (explicit and symplectic Euler add it to the force, the implicit methods, FMS and XPBD to
-    the inertial target y = x + h v + h^2 (g + F/m)). Assign it between steps (before_step)
-    for forces that change in time; fixed vertices ignore it. It is part of the state:
-    get_state/set_state, copies and pickles carry it. energy() holds no potential for it (an
-    external force need not be conservative), so its work shows up as a change of "total".
+    (explicit, symplectic and linearised implicit Euler add it to the force; implicit Euler,
+    FMS and XPBD put it in the inertial target y = x + h v + h^2 (g + F/m)). Assign it between
+    steps (before_step) for forces that change in time; fixed vertices ignore it. It is part of
+    the state: get_state/set_state, copies and pickles carry it. energy() holds no potential
+    for it (an external force need not be conservative), so its work shows up as a change of
+    "total".
 
     Colliders: planes (k,4) rows of normal and offset (outside where n.x >= offset; normals are
     normalised), spheres (k,4) rows of centre and radius [m]; assign `sim.planes` or

@@ -103,7 +103,7 @@ def test_a_setter_whose_argument_reinitialises_checks_the_new_system(name, per):
     np.testing.assert_array_equal(getattr(sim, name), 0.5)
 
 
-@pytest.mark.parametrize("name", ["positions", "velocities"])
+@pytest.mark.parametrize("name", ["positions", "velocities", "external_forces"])
 def test_points_whose_conversion_reinitialises_are_checked_against_the_new_system(name):
     sim = cloth(6)
     with pytest.raises(ValueError, match=rf"{name}: expected an array of shape \(2, 3\)"):
@@ -111,8 +111,13 @@ def test_points_whose_conversion_reinitialises_are_checked_against_the_new_syste
     with pytest.raises(ValueError, match=r"positions: expected an array of shape \(2, 3\)"):
         sim.set_state({"positions": Reinit(sim, np.ones((36, 3))),
                        "velocities": np.zeros((36, 3))})
-    sim.set_state({"positions": np.ones((2, 3)), "velocities": Reinit(sim, np.ones((2, 3)))})
+    with pytest.raises(ValueError, match=r"external_forces: expected an array of shape \(2, 3\)"):
+        sim.set_state({"positions": np.ones((2, 3)), "velocities": np.ones((2, 3)),
+                       "external_forces": Reinit(sim, np.ones((36, 3)))})
+    sim.set_state({"positions": np.ones((2, 3)), "velocities": Reinit(sim, np.ones((2, 3))),
+                   "external_forces": Reinit(sim, np.full((2, 3), 3.0))})
     np.testing.assert_array_equal(sim.velocities, 1.0)
+    np.testing.assert_array_equal(sim.external_forces, 3.0)
 
 
 def test_fixed_whose_conversion_reinitialises_is_checked_against_the_new_system():

@@ -169,9 +169,9 @@ void ms_contact_project(const ms_model *m, const double *ref, double *x, double 
 
 /* Coulomb friction after the penalty methods: a free vertex touching a collider at the end of
  * the step (phi > -MS_CONTACT_SKIN) loses tangential speed up to mu times the normal speed the
- * step took away from it, dv_n = max(0, (v_new - v_pred).n), where v_pred = exp(-damping h) v +
- * h (g + f_ext / m) is the velocity before springs and contact. Positions follow (x_new -= h dv_t).
- */
+ * step took away from it, dv_n = max(0, (v_new - v_pred).n), where the velocity before springs
+ * and contact is v_pred = exp(-damping h) v + h (g + f_ext / m). Positions follow
+ * (x_new -= h dv_t). */
 void ms_contact_friction(const ms_model *m, ms_data *d, double h) {
   double n[3], decay = exp(-m->damping * h);
   if (m->mu <= 0) return;

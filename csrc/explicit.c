@@ -12,8 +12,8 @@ typedef struct {
   int symplectic;
 } euler_pass;
 
-/* v(t+h) = v + h (M^-1 f + a) with f the spring and contact forces and a = g + M^-1 f_ext; x(t+h) =
- * x + h v(t) (explicit) or x + h v(t+h) (symplectic); fixed vertices keep vn = 0 */
+/* v(t+h) = v + h (M^-1 f + a), f the spring and contact forces, a = g + M^-1 f_ext (ms_accel);
+ * x(t+h) = x + h v(t) (explicit) or x + h v(t+h) (symplectic); fixed vertices keep vn = 0 */
 static void euler_block(void *ctx, int lo, int hi) {
   const euler_pass *p = ctx;
   const ms_model *m = p->m;

@@ -372,6 +372,14 @@ static PyObject *array_copy(const double *src, npy_intp n, int cols) {
   return a;
 }
 
+/* per-vertex state arrays: 0 positions, 1 velocities, 2 external forces */
+static const char *points_name[] = {"positions", "velocities", "external_forces"};
+
+static double *points_of(SystemObject *self, intptr_t which) {
+  double *arrays[] = {self->d.x, self->d.v, self->d.fext};
+  return arrays[which];
+}
+
 static void System_dealloc(SystemObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   ms_data_free(&self->d);
@@ -862,7 +870,8 @@ static PyObject *System_energy(SystemObject *self, PyObject *unused) {
                        e.kinetic + e.spring + e.gravity + e.collision);
 }
 
-/* forces() -> (n,3) spring plus gravity force on every vertex [N], fixed ones included */
+/* forces() -> (n,3) spring, gravity and external force on every vertex [N], fixed ones included
+ * (they ignore their external force) */
 static PyObject *System_forces(SystemObject *self, PyObject *unused) {
   if (check_ready(self) || sys_lock(self)) return NULL;
   npy_intp dims[2] = {self->m.nv, 3};
@@ -872,14 +881,16 @@ static PyObject *System_forces(SystemObject *self, PyObject *unused) {
   return f;
 }
 
-/* set_state(positions, velocities, time=0.0, steps=0): all validated before any is written */
+/* set_state(positions, velocities, time=0.0, steps=0, external_forces=None): all validated
+ * before any is written; external_forces None means none (zeros) */
 static PyObject *System_set_state(SystemObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"positions", "velocities", "time", "steps", NULL};
-  PyObject *pos, *vel, *timeobj = NULL, *stepsobj = NULL;
+  static char *kwlist[] = {"positions", "velocities", "time", "steps", "external_forces", NULL};
+  PyObject *obj[3] = {NULL, NULL, Py_None}, *timeobj = NULL, *stepsobj = NULL;
   long long steps = 0;
   double t = 0.0;
-  if (check_ready(self) || !PyArg_ParseTupleAndKeywords(args, kw, "OO|OO:_set_state", kwlist, &pos,
-                                                        &vel, &timeobj, &stepsobj))
+  if (check_ready(self) ||
+      !PyArg_ParseTupleAndKeywords(args, kw, "OO|OOO:_set_state", kwlist, &obj[0], &obj[1],
+                                   &timeobj, &stepsobj, &obj[2]))
     return NULL;
   if ((timeobj && get_real(timeobj, "time", -INFINITY, 0, &t)) ||
       (stepsobj && get_integer(stepsobj, "steps", 0, INT64_MAX, &steps)))
@@ -887,21 +898,23 @@ static PyObject *System_set_state(SystemObject *self, PyObject *args, PyObject *
 
   // convert first (NumPy may run Python code, re-initialisation included), then check the
   // arrays against the System as it is under the lock
-  PyArrayObject *x = to_array(pos, "positions", NPY_DOUBLE);
-  PyArrayObject *v = x ? to_array(vel, "velocities", NPY_DOUBLE) : NULL;
-  int err = !v || sys_lock(self);
+  PyArrayObject *a[3] = {NULL, NULL, NULL};
+  int err = 0, given = obj[2] != Py_None ? 3 : 2;
+  for (int k = 0; k < given && !err; k++)
+    err = !(a[k] = to_array(obj[k], points_name[k], NPY_DOUBLE));
+  err = err || sys_lock(self);
   if (!err) {
-    err = check_points(x, "positions", self->m.nv) || check_points(v, "velocities", self->m.nv);
-    if (!err) {
-      memcpy(self->d.x, PyArray_DATA(x), sizeof(double) * 3 * self->m.nv);
-      memcpy(self->d.v, PyArray_DATA(v), sizeof(double) * 3 * self->m.nv);
-      self->d.time = t;
-      self->d.nstep = steps;
+    for (int k = 0; k < given && !err; k++) err = check_points(a[k], points_name[k], self->m.nv);
+    for (int k = 0; k < 3 && !err; k++) {
+      if (a[k])
+        memcpy(points_of(self, k), PyArray_DATA(a[k]), sizeof(double) * 3 * self->m.nv);
+      else
+        memset(points_of(self, k), 0, sizeof(double) * 3 * self->m.nv);
     }
+    if (!err) self->d.time = t, self->d.nstep = steps;
     sys_unlock(self);
   }
-  Py_XDECREF(x);
-  Py_XDECREF(v);
+  for (int k = 0; k < 3; k++) Py_XDECREF(a[k]);
   if (err) return NULL;
   Py_RETURN_NONE;
 }
@@ -914,16 +927,16 @@ static int refuse_delete(PyObject *value, const char *name) {
   return -1;
 }
 
-/* positions and velocities getters and setters: closure 0 for x, 1 for v */
+/* positions, velocities and external forces getters and setters: closure 0, 1, 2 */
 static PyObject *get_points_prop(SystemObject *self, void *which) {
   if (check_ready(self) || sys_lock(self)) return NULL;
-  PyObject *a = array_copy(which ? self->d.v : self->d.x, self->m.nv, 3);
+  PyObject *a = array_copy(points_of(self, (intptr_t)which), self->m.nv, 3);
   sys_unlock(self);
   return a;
 }
 
 static int set_points(SystemObject *self, PyObject *value, void *which) {
-  const char *name = which ? "velocities" : "positions";
+  const char *name = points_name[(intptr_t)which];
   if (check_ready(self) || refuse_delete(value, name)) return -1;
   // convert first: NumPy may run Python code (__array__), re-initialisation included
   PyArrayObject *a = to_array(value, name, NPY_DOUBLE);
@@ -931,7 +944,7 @@ static int set_points(SystemObject *self, PyObject *value, void *which) {
   if (!err) {
     err = check_points(a, name, self->m.nv);
     if (!err)
-      memcpy(which ? self->d.v : self->d.x, PyArray_DATA(a), sizeof(double) * 3 * self->m.nv);
+      memcpy(points_of(self, (intptr_t)which), PyArray_DATA(a), sizeof(double) * 3 * self->m.nv);
     sys_unlock(self);
   }
   Py_XDECREF(a);
@@ -1121,6 +1134,9 @@ static PyGetSetDef System_getset[] = {
      NULL},
     {"velocities", (getter)get_points_prop, (setter)set_points, "(n,3) velocities [m/s] (a copy)",
      (void *)1},
+    {"external_forces", (getter)get_points_prop, (setter)set_points,
+     "(n,3) external force on every vertex [N] (a copy), zero by default; fixed vertices ignore it",
+     (void *)2},
     {"edges", (getter)get_edges_prop, NULL, "(m,2) spring vertex indices (int64)", NULL},
     {"mass", (getter)get_mass, (setter)set_array_param, "(n,) vertex masses [kg]",
      (void *)&mass_param},
@@ -1165,12 +1181,13 @@ static PyMethodDef System_methods[] = {
     {"_fms_kernel", (PyCFunction)(void (*)(void))System_fms_kernel, METH_VARARGS | METH_KEYWORDS,
      "_fms_kernel(dt, part, repeats, **core_options) -> seconds of one FMS kernel (benchmarks)"},
     {"energy", (PyCFunction)System_energy, METH_NOARGS,
-     "energy() -> dict of kinetic, spring, gravity and total energy [J]"},
+     "energy() -> dict of kinetic, spring, gravity, collision and total energy [J]; the "
+     "external forces have no potential in it (their work changes the total)"},
     {"forces", (PyCFunction)System_forces, METH_NOARGS,
-     "forces() -> (n,3) spring plus gravity force on every vertex [N]"},
+     "forces() -> (n,3) spring, gravity and external force on every vertex [N]"},
     {"_set_state", (PyCFunction)(void (*)(void))System_set_state, METH_VARARGS | METH_KEYWORDS,
-     "_set_state(positions, velocities, time=0.0, steps=0): replace the state atomically; use "
-     "System.set_state"},
+     "_set_state(positions, velocities, time=0.0, steps=0, external_forces=None): replace the "
+     "state atomically; use System.set_state"},
     {NULL},
 };
 

@@ -169,8 +169,9 @@ void ms_contact_project(const ms_model *m, const double *ref, double *x, double 
 
 /* Coulomb friction after the penalty methods: a free vertex touching a collider at the end of
  * the step (phi > -MS_CONTACT_SKIN) loses tangential speed up to mu times the normal speed the
- * step took away from it, dv_n = max(0, (v_new - v_pred).n), where v_pred = exp(-damping h) v +
- * h g is the velocity before springs and contact. Positions follow (x_new -= h dv_t). */
+ * step took away from it, dv_n = max(0, (v_new - v_pred).n), where the velocity before springs
+ * and contact is v_pred = exp(-damping h) v + h (g + f_ext / m). Positions follow
+ * (x_new -= h dv_t). */
 void ms_contact_friction(const ms_model *m, ms_data *d, double h) {
   double n[3], decay = exp(-m->damping * h);
   if (m->mu <= 0) return;
@@ -180,7 +181,7 @@ void ms_contact_friction(const ms_model *m, ms_data *d, double h) {
       if (penetration(m, k, x, n) <= -MS_CONTACT_SKIN) continue;
       double dvn = 0, vn = 0;
       for (int t = 0; t < 3; t++) {
-        dvn += (v[t] - decay * d->v[3 * i + t] - h * m->gravity[t]) * n[t];
+        dvn += (v[t] - decay * d->v[3 * i + t] - h * ms_accel(m, d, i, t)) * n[t];
         vn += v[t] * n[t];
       }
       double vt[3] = {v[0] - vn * n[0], v[1] - vn * n[1], v[2] - vn * n[2]};

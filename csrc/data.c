@@ -15,12 +15,13 @@ ms_status ms_data_alloc(ms_data *d, const ms_model *m) {
   d->f = calloc(n3, sizeof(double));
   d->y = calloc(n3, sizeof(double));
   d->g = calloc(n3, sizeof(double));
+  d->fext = calloc(n3, sizeof(double));
   d->fc = calloc(m->ns ? m->ns : 1, sizeof(double));
   d->rc = calloc(m->ns ? m->ns : 1, sizeof(double));
   d->es = calloc(m->ns ? m->ns : 1, sizeof(double));
   d->eblk = calloc(ms_spring_blocks(m->ns) + 1, sizeof(double));
-  if (!d->x || !d->v || !d->xn || !d->vn || !d->f || !d->y || !d->g || !d->fc || !d->rc || !d->es ||
-      !d->eblk || ms_data_reserve(d, 16) != MS_OK) {
+  if (!d->x || !d->v || !d->xn || !d->vn || !d->f || !d->y || !d->g || !d->fext || !d->fc ||
+      !d->rc || !d->es || !d->eblk || ms_data_reserve(d, 16) != MS_OK) {
     ms_data_free(d);
     return MS_ENOMEM;
   }
@@ -35,6 +36,7 @@ void ms_data_free(ms_data *d) {
   free(d->f);
   free(d->y);
   free(d->g);
+  free(d->fext);
   free(d->fc);
   free(d->rc);
   free(d->es);

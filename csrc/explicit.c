@@ -12,8 +12,8 @@ typedef struct {
   int symplectic;
 } euler_pass;
 
-/* v(t+h) = v + h (M^-1 f + g) with f the spring and contact forces; x(t+h) = x + h v(t)
- * (explicit) or x + h v(t+h) (symplectic); fixed vertices keep vn = 0 */
+/* v(t+h) = v + h (M^-1 f + a), f the spring and contact forces, a = g + M^-1 f_ext (ms_accel);
+ * x(t+h) = x + h v(t) (explicit) or x + h v(t+h) (symplectic); fixed vertices keep vn = 0 */
 static void euler_block(void *ctx, int lo, int hi) {
   const euler_pass *p = ctx;
   const ms_model *m = p->m;
@@ -21,7 +21,7 @@ static void euler_block(void *ctx, int lo, int hi) {
   for (int i = lo; i < hi; i++)
     for (int t = 0; t < 3 && !m->fixed[i]; t++) {
       int k = 3 * i + t;
-      double v = d->vn[k], a = m->imass[i] * d->f[k] + m->gravity[t];
+      double v = d->vn[k], a = m->imass[i] * d->f[k] + ms_accel(m, d, i, t);
       d->vn[k] = v + p->h * a;
       d->xn[k] += p->h * (p->symplectic ? d->vn[k] : v);
     }

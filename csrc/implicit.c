@@ -164,9 +164,9 @@ static double line_search(const ms_model *m, ms_data *d, ms_implicit *w, double 
 }
 
 /* minimise g(x) = |x - y|_M^2 / (2 h^2) + E(x) by Newton, then v = (x - x_t) / h.
- * Newton starts at o->start (ms_start; default y, which already holds the damped velocity and
- * gravity: it is the answer when springs vanish); every start keeps fixed vertices at x_t, so
- * they never move (p is zero there).
+ * Newton starts at o->start (ms_start; default y, which already holds the damped velocity,
+ * gravity and the external forces: the answer when springs vanish); every start keeps fixed
+ * vertices at x_t, so they never move (p is zero there).
  * History: entry 0 at the start point, one entry per Newton iteration. */
 ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                             ms_info *info) {

@@ -2,8 +2,8 @@
  *
  * The model (ms_model) holds what is constant between parameter changes: topology, masses,
  * stiffness, rest lengths, the fixed set, gravity and damping. The data (ms_data) holds what
- * changes every step: positions, velocities, scratch and per-method workspaces. Every call
- * returns an ms_status; the core never aborts and never prints.
+ * changes every step: positions, velocities, external forces, scratch and per-method workspaces.
+ * Every call returns an ms_status; the core never aborts and never prints.
  */
 #ifndef MSIM_H
 #define MSIM_H
@@ -113,7 +113,7 @@ typedef enum { MS_ACCEL_NONE = 0, MS_ACCEL_CHEBYSHEV, MS_ACCEL_ANDERSON } ms_fms
 
 /* where the iterations of fms and implicit_euler start (ms_opt.start) */
 typedef enum {
-  MS_START_INERTIAL = 0, /* y = x_t + h v + h^2 g */
+  MS_START_INERTIAL = 0, /* y = x_t + h v + h^2 (g + f_ext / m) */
   MS_START_PREVIOUS,     /* x_t */
   MS_START_EXTRAPOLATED, /* x_t + h v (Liu's published code) */
   MS_NSTART,
@@ -153,6 +153,7 @@ typedef struct {
   double *f;                 /* (nv,3) force scratch [N] */
   double *y;                 /* (nv,3) inertial target of implicit methods [m] */
   double *g;                 /* (nv,3) gradient scratch [N] */
+  double *fext;              /* (nv,3) external forces [N]; fixed vertices ignore them */
   double *fc, *rc, *es;      /* (ns) per-spring coefficients and energies of the spring passes */
   double *eblk;              /* (ms_spring_blocks) spring energy per block [J] */
   double time;               /* simulated time [s] */
@@ -216,6 +217,12 @@ int ms_contact_path(const ms_model *m, const double *a, const double *p);
 void ms_contact_nearest(const ms_model *m, const double *p, double out[3]);
 void ms_contact_project(const ms_model *m, const double *ref, double *x, double mu);
 void ms_contact_friction(const ms_model *m, ms_data *d, double h);
+
+/* acceleration of vertex i along axis t from gravity and its external force [m/s^2]; the
+ * external force moves free vertices only (imass is 0 on fixed ones) */
+static inline double ms_accel(const ms_model *m, const ms_data *d, int i, int t) {
+  return m->gravity[t] + m->imass[i] * d->fext[3 * i + t];
+}
 
 /* potential.c: the incremental potential g(x) = |x - y|_M^2 / (2 h^2) + E_spring(x) */
 void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y);

@@ -3,18 +3,19 @@
  *   g(x) = 1/(2 h^2) (x - y)^T M (x - y) + E(x),   y = x_t + h v + h^2 M^-1 f_ext,
  *
  * over free vertices (fixed ones stay at x_t). E is the spring energy plus the contact penalty
- * energy (zero out of contact); gravity enters via y.
+ * energy (zero out of contact); gravity and the external forces f_ext enter via y.
  */
 #include <math.h>
 
 #include "msim.h"
 
-/* y = x + h vn + h^2 g for free vertices, y = x for fixed ones (vn: damped velocity) */
+/* y = x + h vn + h^2 (g + f_ext / m) for free vertices, y = x for fixed ones (vn: damped
+ * velocity) */
 void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y) {
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {
       int k = 3 * i + t;
-      y[k] = m->fixed[i] ? d->x[k] : d->x[k] + h * d->vn[k] + h * h * m->gravity[t];
+      y[k] = m->fixed[i] ? d->x[k] : d->x[k] + h * d->vn[k] + h * h * ms_accel(m, d, i, t);
     }
 }
 

@@ -145,15 +145,17 @@ double ms_spring_forces(const ms_model *m, ms_data *d, const double *x, double *
   return e;
 }
 
-/* f = spring, gravity and contact forces at x [N] */
+/* f = spring, gravity, external (free vertices) and contact forces at x [N] */
 void ms_total_forces(const ms_model *m, ms_data *d, const double *x, double *f) {
   ms_spring_forces(m, d, x, f, 0);
   for (int i = 0; i < m->nv; i++)
-    for (int t = 0; t < 3; t++) f[3 * i + t] += m->mass[i] * m->gravity[t];
+    for (int t = 0; t < 3; t++)
+      f[3 * i + t] += m->mass[i] * m->gravity[t] + (m->fixed[i] ? 0.0 : d->fext[3 * i + t]);
   ms_contact_forces(m, x, f);
 }
 
-/* kinetic 1/2 m v^2, spring, gravity -m g.x and contact penalty energies of the state */
+/* kinetic 1/2 m v^2, spring, gravity -m g.x and contact penalty energies of the state; the
+ * external forces have no potential here (they need not be conservative) */
 ms_energies ms_energy(const ms_model *m, const ms_data *d) {
   ms_energies e = {.spring = ms_spring_energy(m, d->x),
                    .collision = ms_contact_forces(m, d->x, NULL)};

@@ -1,7 +1,7 @@
 /* xpbd.c: extended position-based dynamics (Macklin, Mueller and Chentanez 2016) on springs
  *
- * Each (sub)step of length hs predicts x~ = x + hs v + hs^2 g (ms_inertial_target, v already
- * damped), then projects the spring constraints C_s = |x_i - x_j| - r_s Gauss-Seidel, one
+ * Each (sub)step of length hs predicts x~ = x + hs v + hs^2 (g + f_ext / m) (ms_inertial_target, v
+ * already damped), then projects the spring constraints C_s = |x_i - x_j| - r_s Gauss-Seidel, one
  * spring after the other, with compliance alpha_s = 1/k_s, alpha~ = alpha/hs^2 and a
  * multiplier lambda_s that starts at 0 every (sub)step and accumulates over its iterations:
  *
@@ -106,7 +106,7 @@ ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
     int last = sub == nsub - 1;
     // predict from the substep's start (a view of d with x = x^n, vn = current velocity)
     memcpy(w->x0, d->xn, sizeof(double) * 3 * m->nv);
-    ms_data start = {.x = w->x0, .vn = d->vn};
+    ms_data start = {.x = w->x0, .vn = d->vn, .fext = d->fext};
     ms_inertial_target(m, &start, hs, d->y);
     memcpy(d->xn, d->y, sizeof(double) * 3 * m->nv);
     memset(w->lambda, 0, sizeof(double) * m->ns);

@@ -152,24 +152,39 @@ def geometric_mean(errors: np.ndarray) -> np.ndarray:
 
 
 def gust_curtain(n: int = 81, *, stiffness: float = 1000.0, total_mass: float = 1.0,
-                 gust: float = 1.0, pin: str = "top") -> System:
-    """A 1 m x 1 m curtain of n x n vertices hanging in the xy plane, just hit by a gust.
+                 gust: float = 1.0, duration: float = 0.1, pin: str = "top") -> System:
+    """A 1 m x 1 m curtain of n x n vertices hanging at rest in the xy plane as a gust starts.
 
     cloth_grid(n, n, plane="xy") with structural, shear and bending springs of `stiffness`
     [N/m], `total_mass` [kg] spread evenly, gravity -9.81 m/s^2 along y, pinned along the top
-    row (pin="top") or at its two top corners (pin="corners"). The state is the rest shape with
-    an out-of-plane velocity v_z = gust sin(pi u) w [m/s] (u across, w down the curtain, both
-    in [0, 1]).
+    row (pin="top") or at its two top corners (pin="corners"). The gust is the System's
+    external force, out of plane: F_i = m_i (gust / duration) sin(pi u) w [N] along z (u across,
+    w down the curtain, both in [0, 1]). Blowing for `duration` [s] it gives each vertex the
+    momentum of an out-of-plane velocity gust sin(pi u) w [m/s]; it blows until the forces are
+    cleared, which `calm_after(duration)` run before every step does (scenes.curtain).
     """
     n = as_int("n", n, 2)
     if pin not in ("top", "corners"):
         raise ValueError(f"pin: expected 'top' or 'corners', got {pin!r}")
+    if not duration > 0:
+        raise ValueError(f"duration: expected a time > 0 [s], got {duration!r}")
     mesh = cloth_grid(n, n, plane="xy")
     fixed = np.arange(n) if pin == "top" else [0, n - 1]
     sim = System(mesh.vertices, mesh.edges, mass=total_mass / n**2, stiffness=stiffness,
                  fixed=fixed)
     u, w = mesh.vertices[:, 0], -mesh.vertices[:, 1]
-    velocities = np.zeros_like(mesh.vertices)
-    velocities[:, 2] = gust * np.sin(np.pi * u) * w
-    sim.velocities = velocities
+    forces = np.zeros_like(mesh.vertices)
+    forces[:, 2] = sim.mass * gust / duration * np.sin(np.pi * u) * w
+    sim.external_forces = forces
     return sim
+
+
+def calm_after(duration: float) -> Callable[[System], None]:
+    """A before_step script that clears a System's external forces once its time reaches
+    `duration` [s]: the end of a gust. Until then the forces stay as the System holds them (a
+    state restored with set_state brings its own)."""
+    def calm(sim: System) -> None:
+        if sim.time >= duration:
+            sim.external_forces = np.zeros((sim.n_vertices, 3))
+
+    return calm

@@ -40,9 +40,10 @@ _SPD_DOC = ("how the spring Hessian is kept positive definite: 'clamp' drops the
             "which for a two-vertex spring gives exactly the clamp; 'none' keeps the exact "
             "Hessian and raises NotPositiveDefiniteError when the matrix is indefinite")
 START = ("inertial", "previous", "extrapolated")
-_START_DOC = ("the iterations' initial guess: 'inertial' y = x_t + h v + h^2 g (the answer when "
-              "springs vanish), 'previous' x_t, 'extrapolated' x_t + h v (where the published "
-              "code of Liu et al. 2013 starts); g and its minimiser do not depend on it")
+_START_DOC = ("the iterations' initial guess: 'inertial' y = x_t + h v + h^2 (g + F/m), F the "
+              "external force (the answer when springs vanish), 'previous' x_t, 'extrapolated' "
+              "x_t + h v (where the published code of Liu et al. 2013 starts); g and its "
+              "minimiser do not depend on it")
 _SHIFT_DOC = ("spd='shift': eps [N/m] added to the diagonal of the stiffness matrix (a spring of "
               "stiffness eps from every free vertex to where it is); the default, 10% of "
               "System's default stiffness 1000 N/m, cancels the lateral curvature "

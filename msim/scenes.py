@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .experiments import gust_curtain
+from .experiments import calm_after, gust_curtain
 from .mesh import box_tets, cloth_grid, rope, tet_mesh
 from .methods import resolve
 from .system import System, Trajectory
@@ -92,11 +92,13 @@ def cloth_on_sphere(n: int = 20, *, radius: float = 0.25, friction: float = 0.5)
     return Scene("cloth on a sphere", sim, mesh.faces)
 
 
-def curtain(n: int = 81, *, gust: float = 1.0) -> Scene:
-    """A hanging curtain: n x n vertices, 1 m, pinned along its top row, hit by a gust
-    (see msim.experiments.gust_curtain)."""
-    sim = gust_curtain(n, gust=gust)
-    return Scene("curtain", sim, cloth_grid(n, n, plane="xy").faces)
+def curtain(n: int = 81, *, gust: float = 1.0, duration: float = 0.1) -> Scene:
+    """A hanging curtain: n x n vertices, 1 m, pinned along its top row, pushed out of plane by
+    a gust of wind (an external force) for `duration` [s] whose impulse gives it an
+    out-of-plane velocity of up to `gust` [m/s] (see msim.experiments.gust_curtain)."""
+    sim = gust_curtain(n, gust=gust, duration=duration)
+    return Scene("curtain", sim, cloth_grid(n, n, plane="xy").faces,
+                 before_step=calm_after(duration))
 
 
 def jelly_cube(n: int = 5, *, size: float = 0.3, height: float = 0.5,

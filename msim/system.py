@@ -89,6 +89,15 @@ class System(_core.System):
     indices or a boolean (n,) mask of kinematic vertices; gravity (3,) [m/s^2]; damping: ether
     drag rate [1/s], velocities are multiplied by exp(-damping*dt) each step in every method.
 
+    external_forces (n,3) [N], zero until assigned: a force on each vertex (wind, a load) that
+    every method applies the way it applies gravity, F_i / m_i being an acceleration like g
+    (explicit, symplectic and linearised implicit Euler add it to the force; implicit Euler,
+    FMS and XPBD put it in the inertial target y = x + h v + h^2 (g + F/m)). Assign it between
+    steps (before_step) for forces that change in time; fixed vertices ignore it. It is part of
+    the state: get_state/set_state, copies and pickles carry it. energy() holds no potential
+    for it (an external force need not be conservative), so its work shows up as a change of
+    "total".
+
     Colliders: planes (k,4) rows of normal and offset (outside where n.x >= offset; normals are
     normalised), spheres (k,4) rows of centre and radius [m]; assign `sim.planes` or
     `sim.spheres` between steps to move them. Every method handles contact in its natural way:
@@ -184,19 +193,21 @@ class System(_core.System):
         return recorded()
 
     def get_state(self) -> dict[str, Any]:
-        """The changing state: positions, velocities (copies), time and step count."""
+        """The changing state: positions, velocities and external forces (copies), time and
+        step count."""
         return {"positions": self.positions, "velocities": self.velocities,
-                "time": self.time, "steps": self.steps}
+                "external_forces": self.external_forces, "time": self.time, "steps": self.steps}
 
     def set_state(self, state: dict[str, Any]) -> None:
-        """Restore a state from `get_state`; all of it is checked before any is written."""
+        """Restore a state from `get_state`; all of it is checked before any is written. A state
+        without external_forces (saved before they existed) restores none (zeros)."""
         if not isinstance(state, dict):
             raise TypeError(f"state: expected a dict from get_state(), got {type(state).__name__}")
         missing = {"positions", "velocities"} - set(state)
         if missing:
             raise ValueError(f"state: expected keys positions and velocities, missing {sorted(missing)}")
         self._set_state(state["positions"], state["velocities"], state.get("time", 0.0),
-                        state.get("steps", 0))
+                        state.get("steps", 0), state.get("external_forces"))
 
     def parameters(self) -> dict[str, Any]:
         """Constructor arguments that rebuild this System's model (positions as vertices)."""

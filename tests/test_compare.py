@@ -9,10 +9,12 @@ import msim
 from msim.compare import energy_scale
 from msim.table import Table, to_markdown
 
+from builders import cloth
 
-def _cloth():
-    mesh = msim.mesh.cloth_grid(6, 6)
-    return msim.System(mesh.vertices, mesh.edges, stiffness=100.0, fixed=[0, 5])
+
+def _cloth() -> msim.System:
+    """A 6x6 cloth of 100 N/m springs pinned at two corners, at rest (a factory for stability)."""
+    return cloth(6)
 
 
 def test_compare_runs_each_method_from_the_same_state():

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import msim
+import builders
 
 # one option set per method, with the direct solvers where the method has them
 RUNS = {
@@ -35,11 +36,10 @@ needs_fork = pytest.mark.skipif(sys.platform != "linux", reason="fork is Linux's
 
 
 def cloth(n: int, seed: int = 0) -> msim.System:
-    """An n x n, 1 m cloth of 1 kg pinned at two corners, its vertices jittered by `seed`."""
-    mesh = msim.mesh.cloth_grid(n, n)
-    rng = np.random.default_rng(seed)
-    x = mesh.vertices + 1e-3 * rng.standard_normal(mesh.vertices.shape)
-    return msim.System(x, mesh.edges, mass=1.0 / n**2, stiffness=1000.0, fixed=[0, n - 1])
+    """An n x n, 1 m cloth of 1 kg pinned at two corners, at rest in a shape jittered by
+    1 mm (`seed`)."""
+    return builders.cloth(n, mass=1.0 / n**2, stiffness=1000.0, jitter=1e-3, seed=seed,
+                          jitter_rest=True)
 
 
 def advance(sims: list[msim.System], method: str, steps: int) -> None:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import msim
-from conftest import oscillator
+from builders import oscillator
 
 EXPLICIT = ["explicit_euler", "symplectic_euler"]
 

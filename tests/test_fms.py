@@ -7,25 +7,20 @@ import pytest
 import msim
 from msim.reference import fms as ref_fms
 
+from builders import cloth
+
 H = 1 / 30
 
 
-def moving_cloth(n: int = 12, stiffness: float = 500.0, fixed=None, seed: int = 3) -> msim.System:
-    """An n x n horizontal cloth pinned at two corners, perturbed and moving."""
-    mesh = msim.mesh.cloth_grid(n, n, size=1.0)
-    rng = np.random.default_rng(seed)
-    sim = msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=stiffness,
-                      fixed=[0, n - 1] if fixed is None else fixed)
-    sim.positions = mesh.vertices + 0.02 * rng.standard_normal(mesh.vertices.shape)
-    sim.velocities = 0.3 * rng.standard_normal(mesh.vertices.shape)
-    return sim
+def moving_cloth(n: int = 12) -> msim.System:
+    """An n x n horizontal cloth of 500 N/m springs pinned at two corners, perturbed off its
+    rest shape and moving."""
+    return cloth(n, stiffness=500.0, jitter=0.02, speed=0.3, seed=3)
 
 
 def falling_cloth() -> msim.System:
     """A 10x10 horizontal cloth pinned at two corners, three steps into its fall."""
-    mesh = msim.mesh.cloth_grid(10, 10, size=1.0)
-    sim = msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=200.0, fixed=[0, 9],
-                      damping=0.5)
+    sim = cloth(10, stiffness=200.0, damping=0.5)
     for _ in range(3):
         sim.step(H, "fms", iterations=20)
     return sim

@@ -12,11 +12,7 @@ import numpy as np
 import pytest
 
 import msim
-
-
-def cloth(n: int = 6) -> msim.System:
-    mesh = msim.mesh.cloth_grid(n, n)
-    return msim.System(mesh.vertices, mesh.edges, stiffness=100.0, fixed=[0, n - 1])
+from builders import cloth
 
 
 # ---------------------------------------------------------------- integer options
@@ -32,7 +28,7 @@ def cloth(n: int = 6) -> msim.System:
     ("xpbd", "substeps", {"substeps": 2**63}),
 ])
 def test_huge_integer_options_are_refused_by_name(method, name, options):
-    sim = cloth()
+    sim = cloth(6)
     before = sim.positions
     with pytest.raises(ValueError, match=rf"{name}: expected an integer in \[\d+, \d+\], got"):
         sim.step(1 / 60, method, **options)
@@ -46,7 +42,7 @@ def test_huge_integer_options_are_refused_by_name(method, name, options):
     ("implicit_euler", {"max_iterations": 10**9, "tol": 1e-6}),
 ])
 def test_the_largest_caps_run_when_a_tolerance_stops_them(method, options):
-    sim = cloth()
+    sim = cloth(6)
     if method == "xpbd":  # no tolerance: a cap this large is stopped by its history bound
         options = {"iterations": 3}
     info = sim.step(1 / 60, method, **options)
@@ -61,7 +57,7 @@ def test_histories_are_bounded_when_a_step_runs_longer():
 
 
 def test_simulate_refuses_a_step_count_beyond_int64_by_name():
-    sim = cloth()
+    sim = cloth(6)
     with pytest.raises(ValueError, match=r"steps: expected an integer"):
         sim.simulate(2**70, 1e-3, "symplectic_euler")
     with pytest.raises(ValueError, match=r"steps: expected an integer in \[0, \d+\], got"):
@@ -70,7 +66,7 @@ def test_simulate_refuses_a_step_count_beyond_int64_by_name():
 
 @pytest.mark.parametrize("value", [np.array([1.0, 2.0]), [1.0], "0.5"])
 def test_array_where_a_scalar_belongs_names_the_argument(value):
-    sim = cloth()
+    sim = cloth(6)
     with pytest.raises(TypeError, match=r"damping: expected a real number, got"):
         sim.damping = value
     with pytest.raises(TypeError, match=r"damping: expected a real number, got"):
@@ -97,7 +93,7 @@ class Reinit:
 @pytest.mark.parametrize("name,per", [("mass", "vertex"), ("stiffness", "spring"),
                                       ("rest_lengths", "spring")])
 def test_a_setter_whose_argument_reinitialises_checks_the_new_system(name, per):
-    sim = cloth()
+    sim = cloth(6)
     n = sim.n_vertices if per == "vertex" else sim.n_springs
     with pytest.raises(ValueError, match=rf"{name}: expected an array of shape \(1,\)|"
                                          rf"{name}: expected an array of shape \(2,\)"):
@@ -107,20 +103,25 @@ def test_a_setter_whose_argument_reinitialises_checks_the_new_system(name, per):
     np.testing.assert_array_equal(getattr(sim, name), 0.5)
 
 
-@pytest.mark.parametrize("name", ["positions", "velocities"])
+@pytest.mark.parametrize("name", ["positions", "velocities", "external_forces"])
 def test_points_whose_conversion_reinitialises_are_checked_against_the_new_system(name):
-    sim = cloth()
+    sim = cloth(6)
     with pytest.raises(ValueError, match=rf"{name}: expected an array of shape \(2, 3\)"):
         setattr(sim, name, Reinit(sim, np.ones((sim.n_vertices, 3))))
     with pytest.raises(ValueError, match=r"positions: expected an array of shape \(2, 3\)"):
         sim.set_state({"positions": Reinit(sim, np.ones((36, 3))),
                        "velocities": np.zeros((36, 3))})
-    sim.set_state({"positions": np.ones((2, 3)), "velocities": Reinit(sim, np.ones((2, 3)))})
+    with pytest.raises(ValueError, match=r"external_forces: expected an array of shape \(2, 3\)"):
+        sim.set_state({"positions": np.ones((2, 3)), "velocities": np.ones((2, 3)),
+                       "external_forces": Reinit(sim, np.ones((36, 3)))})
+    sim.set_state({"positions": np.ones((2, 3)), "velocities": Reinit(sim, np.ones((2, 3))),
+                   "external_forces": Reinit(sim, np.full((2, 3), 3.0))})
     np.testing.assert_array_equal(sim.velocities, 1.0)
+    np.testing.assert_array_equal(sim.external_forces, 3.0)
 
 
 def test_fixed_whose_conversion_reinitialises_is_checked_against_the_new_system():
-    sim = cloth()
+    sim = cloth(6)
     with pytest.raises(ValueError, match=r"fixed: expected vertex indices in \[0, 2\), got 30"):
         sim.fixed = Reinit(sim, np.array([0, 30]))
     sim.fixed = Reinit(sim, np.array([True, False]))
@@ -132,13 +133,13 @@ def test_fixed_whose_conversion_reinitialises_is_checked_against_the_new_system(
 
 @pytest.mark.parametrize("scale", [1e200, 1e-200, 1.0])
 def test_plane_normals_of_any_magnitude_are_normalised(scale):
-    sim = cloth()
+    sim = cloth(6)
     sim.planes = [[0.0, 2.0 * scale, 0.0, -0.6 * scale]]  # y >= -0.3
     np.testing.assert_allclose(sim.planes, [[0.0, 1.0, 0.0, -0.3]], rtol=1e-15)
 
 
 def test_a_plane_whose_offset_cannot_be_normalised_is_refused():
-    sim = cloth()
+    sim = cloth(6)
     with pytest.raises(ValueError, match=r"planes: expected an offset / \|normal\| that stays "
                                          r"finite in row 0"):
         sim.planes = [[0.0, 1e-200, 0.0, 1e200]]

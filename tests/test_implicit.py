@@ -8,8 +8,9 @@ import pytest
 import msim
 from msim.reference import implicit as ref_implicit
 from msim.reference import core as ref
-from conftest import oscillator
 from msim.methods import SPD
+
+from builders import cloth, oscillator
 
 
 def _model(sim: msim.System) -> dict:
@@ -18,15 +19,9 @@ def _model(sim: msim.System) -> dict:
             "fixed": sim.fixed}
 
 
-def _cloth(n: int = 8, k: float = 100.0, damping: float = 0.0, seed: int = 1) -> msim.System:
-    """An n x n cloth pinned at two corners, perturbed off its rest shape and moving."""
-    mesh = msim.mesh.cloth_grid(n, n, size=1.0)
-    rng = np.random.default_rng(seed)
-    sim = msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=k, fixed=[0, n - 1],
-                      damping=damping)
-    sim.positions = mesh.vertices + 0.01 * rng.standard_normal(mesh.vertices.shape)
-    sim.velocities = 0.1 * rng.standard_normal(mesh.vertices.shape)
-    return sim
+def _cloth(k: float = 100.0, damping: float = 0.0) -> msim.System:
+    """An 8x8 cloth pinned at two corners, perturbed off its rest shape and moving."""
+    return cloth(8, stiffness=k, damping=damping, jitter=0.01, speed=0.1, seed=1)
 
 
 def _state(sim: msim.System) -> tuple:

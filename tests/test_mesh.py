@@ -6,9 +6,7 @@ import pytest
 import msim
 from msim.mesh import cloth_grid, cube_lattice, rope
 
-
-def _lengths(mesh):
-    return np.linalg.norm(mesh.vertices[mesh.edges[:, 0]] - mesh.vertices[mesh.edges[:, 1]], axis=1)
+from builders import lengths
 
 
 def _unique_edges(mesh):
@@ -26,10 +24,10 @@ def test_cloth_grid_counts_and_lengths(nx, ny):
     assert full.vertices.shape == (nx * ny, 3)
     assert full.edges.shape == (structural + shear + bending, 2) and _unique_edges(full)
     assert full.faces.shape == (2 * (nx - 1) * (ny - 1), 3)
-    lengths = np.sort(np.unique(np.round(_lengths(full), 12)))
+    measured = np.sort(np.unique(np.round(lengths(full), 12)))
     expected = {dx, dy, np.hypot(dx, dy)} | ({2 * dx} if nx > 2 else set()) | (
         {2 * dy} if ny > 2 else set())
-    np.testing.assert_allclose(lengths, np.sort(np.round(list(expected), 12)))
+    np.testing.assert_allclose(measured, np.sort(np.round(list(expected), 12)))
     only = cloth_grid(nx, ny, structural=True, shear=False, bending=False)
     assert len(only.edges) == structural
     # horizontal in y-up worlds; corners 0 and nx-1 share the first row
@@ -48,7 +46,7 @@ def test_cloth_faces_cover_the_area():
 def test_rope():
     mesh = rope(5, 2.0, start=(0, 1, 0), direction=(0, -2, 0), bending=True)
     np.testing.assert_allclose(mesh.vertices[-1], [0, -1, 0])
-    np.testing.assert_allclose(np.sort(_lengths(mesh)), [0.5] * 4 + [1.0] * 3)
+    np.testing.assert_allclose(np.sort(lengths(mesh)), [0.5] * 4 + [1.0] * 3)
     assert mesh.faces.shape == (0, 3)
 
 

@@ -10,13 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import msim
+from builders import cloth
 
 METHODS = sorted(msim.METHODS)
-
-
-def _cloth(n=8):
-    mesh = msim.mesh.cloth_grid(n, n)
-    return msim.System(mesh.vertices, mesh.edges, stiffness=100.0, fixed=[0, n - 1])
 
 
 def _steps(sim, method, n, dt=1e-3):
@@ -26,7 +22,7 @@ def _steps(sim, method, n, dt=1e-3):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_the_same_run_twice_is_bit_identical(method):
-    a, b = _cloth(), _cloth()
+    a, b = cloth(), cloth()
     _steps(a, method, 100)
     _steps(b, method, 100)
     np.testing.assert_array_equal(a.positions, b.positions)
@@ -38,7 +34,7 @@ def test_threads_inside_a_step_change_no_bit_of_the_result(method):
     # fixed blocks summed in a fixed order: 1, 2 and 3 threads do the same arithmetic
     runs = []
     for threads in (1, 2, 3):
-        sim = _cloth(40)  # 4 vertex blocks and 3 spring blocks: every thread gets work
+        sim = cloth(40)  # 4 vertex blocks and 3 spring blocks: every thread gets work
         sim.threads = threads
         sim.spheres = [[0.5, -0.3, 0.5, 0.3]]
         _steps(sim, method, 30, dt=1e-3)
@@ -49,7 +45,7 @@ def test_threads_inside_a_step_change_no_bit_of_the_result(method):
 
 
 def _fms_run_with_two_threads(_=None):
-    sim = _cloth(40)
+    sim = cloth(40)
     sim.threads = 2
     _steps(sim, "fms", 3, dt=1 / 60)
     return sim.positions
@@ -75,7 +71,7 @@ def test_a_forked_child_of_a_threaded_parent_steps_instead_of_hanging():
 def test_bad_thread_counts_are_rejected_and_change_nothing(value, error, message):
     with pytest.raises(error, match=message):
         msim.System(np.zeros((2, 3)), [[0, 1]], threads=value)
-    sim = _cloth()
+    sim = cloth()
     with pytest.raises(error, match=message):
         sim.threads = value
     assert sim.threads == 1
@@ -83,10 +79,10 @@ def test_bad_thread_counts_are_rejected_and_change_nothing(value, error, message
 
 
 def test_runs_in_threads_equal_serial_runs():
-    serial = [_cloth() for _ in range(2)]
+    serial = [cloth() for _ in range(2)]
     for s in serial:
         _steps(s, "symplectic_euler", 300)
-    threaded = [_cloth() for _ in range(2)]
+    threaded = [cloth() for _ in range(2)]
     workers = [threading.Thread(target=_steps, args=(s, "symplectic_euler", 300))
                for s in threaded]
     for w in workers:
@@ -98,15 +94,27 @@ def test_runs_in_threads_equal_serial_runs():
 
 
 def test_two_threads_stepping_one_system_are_serialised():
-    # every step does the same arithmetic, so 2 x 300 interleaved steps equal 600 serial ones
-    serial, shared = _cloth(), _cloth()
-    _steps(serial, "symplectic_euler", 600)
-    readers_saw = []
+    # every step does the same arithmetic, so 2 x 300 interleaved steps equal 600 serial ones,
+    # and whatever a reader sees meanwhile is the serial run's state at some step, bit for bit:
+    # a torn state (positions of one step with velocities of another, or half-swapped arrays)
+    # matches none of them
+    serial, shared = cloth(), cloth()
+    states = [(serial.positions, serial.velocities, serial.energy()["total"])]
+    for _ in range(600):
+        serial.step(1e-3, method="symplectic_euler")
+        states.append((serial.positions, serial.velocities, serial.energy()["total"]))
+    energies = {e for _, _, e in states}
+    assert len(energies) == 601  # each step's energy tells its state apart
+    seen_energy, seen_state = [], []
 
     def read():
         for _ in range(300):
-            e = shared.energy()  # a consistent snapshot: never a half-swapped state
-            readers_saw.append(np.isfinite(e["total"]))
+            seen_energy.append(shared.energy()["total"])  # one snapshot under the lock
+            # positions and velocities are two reads: a pair taken while no step finished
+            # (the step count did not move) is one state
+            k, x, v = shared.steps, shared.positions, shared.velocities
+            if shared.steps == k:
+                seen_state.append((k, x, v))
 
     workers = [threading.Thread(target=_steps, args=(shared, "symplectic_euler", 300))
                for _ in range(2)] + [threading.Thread(target=read)]
@@ -114,8 +122,13 @@ def test_two_threads_stepping_one_system_are_serialised():
         w.start()
     for w in workers:
         w.join()
-    assert shared.steps == 600 and all(readers_saw)
+    assert shared.steps == 600
     np.testing.assert_array_equal(shared.positions, serial.positions)
+    assert len(seen_energy) == 300 and all(e in energies for e in seen_energy)
+    assert seen_state  # some pairs were read between steps
+    for k, x, v in seen_state:
+        np.testing.assert_array_equal(x, states[k][0])
+        np.testing.assert_array_equal(v, states[k][1])
 
 
 def test_reference_counts_of_arguments_are_unchanged():
@@ -141,7 +154,7 @@ def _rss_kib() -> int:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.skipif("MSIM_SANITIZERS" in os.environ, reason="sanitizers hold freed memory")
 def test_memory_stays_flat_over_many_steps_and_systems():
-    sim = _cloth(4)
+    sim = cloth(4)
     _steps(sim, "symplectic_euler", 2000)
     mesh = msim.mesh.cloth_grid(10, 10)
     for _ in range(50):
@@ -185,7 +198,7 @@ def test_random_input_returns_or_raises_a_documented_exception(n, data):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_divergence_is_detected_in_every_method_and_the_state_kept(method):
-    sim = _cloth(4)
+    sim = cloth(4)
     far = sim.positions
     far[5] = [2e10, 0, 0]  # one vertex already past the divergence bound (1e10 m)
     sim.positions = far
@@ -220,7 +233,7 @@ def test_duplicate_springs_act_as_parallel_springs():
 
 
 def test_the_core_prints_nothing(capfd):
-    sim = _cloth(4)
+    sim = cloth(4)
     sim.positions = sim.positions * [1, 1, 0.2]  # compressed: indefinite without a fix
     with pytest.raises(msim.NotPositiveDefiniteError):
         sim.step(1.0, method="implicit_euler", spd="none", max_iterations=1)

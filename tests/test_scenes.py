@@ -90,3 +90,18 @@ def test_every_scene_runs_in_every_method_at_its_own_step(name, method):
     scene.run(steps, method, record_every=steps)  # raises DivergenceError if it blows up
     assert np.all(np.isfinite(scene.system.positions))
     assert _depth(scene.system) < 0.01
+
+
+def test_the_curtain_gust_is_a_force_whose_impulse_gives_the_gust_profile():
+    # springs off, each free vertex is a particle: the gust F = m (gust / T) sin(pi u) w blows
+    # for the steps starting before T = 0.1 s (three of 1/30 s), so v_z = gust sin(pi u) w
+    scene = scenes.curtain(n=5, gust=2.0, duration=0.1)
+    sim = scene.system
+    sim.stiffness = np.zeros(sim.n_springs)
+    u, w = sim.positions[:, 0], -sim.positions[:, 1]
+    scene.run(5, "symplectic_euler", dt=1 / 30)
+    np.testing.assert_allclose(sim.velocities[:, 2], 2.0 * np.sin(np.pi * u) * w, rtol=1e-12,
+                               atol=1e-15)
+    np.testing.assert_array_equal(sim.external_forces, np.zeros((25, 3)))  # calm after T
+    with pytest.raises(ValueError, match=r"duration: expected a time > 0 \[s\], got 0"):
+        scenes.curtain(n=5, duration=0)

@@ -1,0 +1,54 @@
+"""Systems the tests share: the linear oscillator and the pinned cloth, and spring lengths.
+
+pytest puts this folder on sys.path (rootdir-less test folder, default "prepend" import mode),
+so a test module imports them with `from builders import cloth`.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+import msim
+
+
+def lengths(mesh: msim.mesh.Mesh) -> np.ndarray:
+    """(m,) length |x_i - x_j| [m] of each edge of `mesh`."""
+    d = mesh.vertices[mesh.edges[:, 0]] - mesh.vertices[mesh.edges[:, 1]]
+    return np.linalg.norm(d, axis=1)
+
+
+def oscillator(k: float = 100.0, m: float = 1.0, stretch: float = 0.01) -> msim.System:
+    """Vertex 0 fixed at the origin, vertex 1 on the x axis at 1 + stretch; no gravity.
+
+    Along the axis the spring force is exactly -k u (u = stretch), a linear oscillator with
+    omega = sqrt(k/m).
+    """
+    vertices = np.array([[0.0, 0.0, 0.0], [1.0 + stretch, 0.0, 0.0]])
+    return msim.System(vertices, [[0, 1]], mass=m, stiffness=k, rest_lengths=[1.0],
+                       fixed=[0], gravity=(0, 0, 0))
+
+
+def cloth(n: int = 8, *, stiffness: float = 100.0, mass: float = 0.01, damping: float = 0.0,
+          fixed: Sequence[int] | None = None, jitter: float = 0.0, speed: float = 0.0,
+          seed: int = 0, jitter_rest: bool = False) -> msim.System:
+    """An n x n, 1 m cloth_grid lying flat in the xz plane, pinned at the two corners of its
+    first row (or at `fixed`), springs of `stiffness` [N/m], vertices of `mass` [kg].
+
+    jitter [m]: every coordinate moved by jitter * N(0, 1) drawn from default_rng(seed); the
+    springs keep the grid's rest lengths (the cloth starts strained) unless jitter_rest, when
+    the jittered shape is the rest shape. speed [m/s]: velocities speed * N(0, 1), drawn after
+    the jitter from the same generator.
+    """
+    mesh = msim.mesh.cloth_grid(n, n, size=1.0)
+    rng = np.random.default_rng(seed)
+    jittered = mesh.vertices + jitter * rng.standard_normal(mesh.vertices.shape)
+    sim = msim.System(jittered if jitter_rest else mesh.vertices, mesh.edges, mass=mass,
+                      stiffness=stiffness, damping=damping,
+                      fixed=[0, n - 1] if fixed is None else fixed)
+    if jitter:
+        sim.positions = jittered
+    if speed:
+        sim.velocities = speed * rng.standard_normal(mesh.vertices.shape)
+    return sim

@@ -21,6 +21,15 @@ static PyObject *blas_serialised_py(PyObject *mod, PyObject *unused) {
   return PyBool_FromLong(ms_chol_serialised());
 }
 
+/* _fail_allocation(k): the k-th allocation of the core from now fails (0: none); tests use it
+ * to check that nothing half-built survives an out-of-memory step */
+static PyObject *fail_allocation_py(PyObject *mod, PyObject *arg) {
+  long long k;
+  if (get_integer(arg, "k", 0, INT_MAX, &k)) return NULL;
+  ms_fail_alloc((int)k);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef core_functions[] = {
     {"cholmod_version", cholmod_version_py, METH_NOARGS,
      "cholmod_version() -> the version of the CHOLMOD library msim is linked against"},
@@ -29,6 +38,9 @@ static PyMethodDef core_functions[] = {
     {"blas_serialised", blas_serialised_py, METH_NOARGS,
      "blas_serialised() -> True when supernodal CHOLMOD calls are serialised process-wide "
      "because the BLAS is not safe to call from several threads at once"},
+    {"_fail_allocation", fail_allocation_py, METH_O,
+     "_fail_allocation(k): the k-th allocation of the core from now fails (0: none); a test "
+     "hook"},
     {NULL},
 };
 

@@ -81,17 +81,17 @@ int64_t ms_fms_factorizations(const ms_data *d) {
 
 /* a new workspace for m with its per-vertex arrays, or NULL when out of memory */
 static ms_fms_ws *workspace_new(const ms_model *m) {
-  size_t n3 = 3 * (size_t)(m->nv ? m->nv : 1);
-  ms_fms_ws *w = calloc(1, sizeof(ms_fms_ws));
+  size_t n3 = 3 * (size_t)m->nv;
+  ms_fms_ws *w = ms_alloc(1, sizeof(ms_fms_ws));
   if (!w) return NULL;
   w->nv = m->nv;
-  w->all = malloc(sizeof(int) * (m->nv ? m->nv : 1));
-  w->touch = calloc(m->nv ? m->nv : 1, 1);
-  w->rhs = malloc(sizeof(double) * n3);
-  w->base = malloc(sizeof(double) * n3);
-  w->xa = malloc(sizeof(double) * n3);
-  w->xb = malloc(sizeof(double) * n3);
-  w->xc = malloc(sizeof(double) * n3);
+  w->all = ms_alloc(m->nv, sizeof(int));
+  w->touch = ms_alloc(m->nv, 1);
+  w->rhs = ms_alloc(n3, sizeof(double));
+  w->base = ms_alloc(n3, sizeof(double));
+  w->xa = ms_alloc(n3, sizeof(double));
+  w->xb = ms_alloc(n3, sizeof(double));
+  w->xc = ms_alloc(n3, sizeof(double));
   if (!w->all || !w->touch || !w->rhs || !w->base || !w->xa || !w->xb || !w->xc) {
     ms_fms_free(w);
     return NULL;
@@ -104,10 +104,10 @@ static ms_fms_ws *workspace_new(const ms_model *m) {
  * out of memory */
 static ms_status anderson_reserve(ms_fms_ws *w, int window) {
   if (window <= w->wcap) return MS_OK;
-  size_t n3 = 3 * (size_t)(w->nv ? w->nv : 1), cols = (size_t)window;
-  double *dg = malloc(sizeof(double) * n3 * cols), *df = malloc(sizeof(double) * n3 * cols);
-  double *gram = malloc(sizeof(double) * cols * cols);
-  double *small = malloc(sizeof(double) * cols * (cols + 1));
+  size_t n3 = 3 * (size_t)w->nv, cols = (size_t)window;
+  double *dg = ms_alloc(n3 * cols, sizeof(double)), *df = ms_alloc(n3 * cols, sizeof(double));
+  double *gram = ms_alloc(cols * cols, sizeof(double));
+  double *small = ms_alloc(cols * (cols + 1), sizeof(double));
   if (!dg || !df || !gram || !small) {
     free(dg), free(df), free(gram), free(small);
     return MS_ENOMEM;

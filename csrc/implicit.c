@@ -47,26 +47,30 @@ void ms_implicit_free(ms_implicit *w) {
   free(w);
 }
 
-/* the workspace of d, allocated on first use (nv and ns never change for one ms_data) */
-static ms_status workspace(const ms_model *m, ms_data *d, ms_implicit **out) {
-  if (!d->implicit) {
-    size_t n = m->nv ? m->nv : 1, ns = m->ns ? m->ns : 1;
-    ms_implicit *w = calloc(1, sizeof(ms_implicit));
-    if (!w) return MS_ENOMEM;
-    w->vb = calloc(9 * n, sizeof(double));
-    w->blk = calloc(9 * ns, sizeof(double));
-    w->dinv = calloc(9 * n, sizeof(double));
-    w->r = calloc(3 * n, sizeof(double));
-    w->p = calloc(3 * n, sizeof(double));
-    w->q = calloc(3 * n, sizeof(double));
-    w->rhs = calloc(3 * n, sizeof(double));
-    w->x1 = calloc(3 * n, sizeof(double));
-    if (!w->vb || !w->blk || !w->dinv || !w->r || !w->p || !w->q || !w->rhs || !w->x1) {
-      ms_implicit_free(w);
-      return MS_ENOMEM;
-    }
-    d->implicit = w;
+/* a complete workspace for m, or NULL when out of memory */
+static ms_implicit *workspace_new(const ms_model *m) {
+  size_t n = m->nv, ns = m->ns;
+  ms_implicit *w = ms_alloc(1, sizeof(ms_implicit));
+  if (!w) return NULL;
+  w->vb = ms_alloc(9 * n, sizeof(double));
+  w->blk = ms_alloc(9 * ns, sizeof(double));
+  w->dinv = ms_alloc(9 * n, sizeof(double));
+  w->r = ms_alloc(3 * n, sizeof(double));
+  w->p = ms_alloc(3 * n, sizeof(double));
+  w->q = ms_alloc(3 * n, sizeof(double));
+  w->rhs = ms_alloc(3 * n, sizeof(double));
+  w->x1 = ms_alloc(3 * n, sizeof(double));
+  if (!w->vb || !w->blk || !w->dinv || !w->r || !w->p || !w->q || !w->rhs || !w->x1) {
+    ms_implicit_free(w);
+    return NULL;
   }
+  return w;
+}
+
+/* the workspace of d, made on first use and published only when complete (nv and ns never
+ * change for one ms_data) */
+static ms_status workspace(const ms_model *m, ms_data *d, ms_implicit **out) {
+  if (!d->implicit && !(d->implicit = workspace_new(m))) return MS_ENOMEM;
   *out = d->implicit;
   return MS_OK;
 }

@@ -168,6 +168,14 @@ typedef struct {
   double polled;             /* ms_clock() at the last poll [s] */
 } ms_data;
 
+/* memory.c: every array the core keeps comes from ms_alloc: n elements of size bytes, zeroed,
+ * at least one element (a valid pointer for n = 0); NULL when out of memory. Workspaces are
+ * allocated all or nothing: a *_new function returns a complete one or NULL, and only then is
+ * it published in ms_data, so a failed allocation leaves nothing half-built for the next step.
+ * ms_fail_alloc(k) makes the k-th ms_alloc from now fail (0: none), a test hook. */
+void *ms_alloc(size_t n, size_t size);
+void ms_fail_alloc(int k);
+
 /* model.c: allocation and derived quantities */
 ms_status ms_model_alloc(ms_model *m, int nv, int ns);
 void ms_model_free(ms_model *m);

@@ -46,6 +46,7 @@ static PyMethodDef core_functions[] = {
 
 /* add an exception class named name with the given bases to the module */
 static PyObject *add_exception(PyObject *mod, const char *name, const char *doc, PyObject *bases) {
+  if (!bases) return NULL; /* Py_BuildValue failed */
   PyObject *exc = PyErr_NewExceptionWithDoc(name, doc, bases, NULL);
   Py_DECREF(bases);
   if (!exc || PyModule_AddObjectRef(mod, strrchr(name, '.') + 1, exc)) {
@@ -90,7 +91,9 @@ static int core_exec(PyObject *mod) {
       Py_BuildValue("(OO)", st->Error, PyExc_FloatingPointError));
   st->NotPositiveDefiniteError = add_exception(
       mod, "msim.NotPositiveDefiniteError",
-      "A linear system was not positive definite. Attribute: column (where CHOLMOD stopped).",
+      "A linear system was not positive definite. Attributes: vertex and axis where it was "
+      "found (axis -1 in FMS's per-vertex matrix; both -1 when CG found it), column (3 * vertex + "
+      "axis, or the vertex when axis is -1).",
       Py_BuildValue("(OO)", st->Error, linalg_error));
   st->CholmodError = add_exception(mod, "msim.CholmodError", "CHOLMOD reported a failure.",
                                    Py_BuildValue("(O)", st->Error));

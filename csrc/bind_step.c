@@ -19,19 +19,33 @@ static const char *method_names[MS_NMETHOD] = {
     [MS_XPBD] = "xpbd",
 };
 
-/* raise type(msg) with integer attributes a1 (and a2 when named); steals msg */
-static void raise_with(PyObject *type, PyObject *msg, const char *a1, long long v1, const char *a2,
-                       long long v2) {
+/* an integer attribute of an exception */
+typedef struct {
+  const char *name;
+  long long value;
+} exc_attr;
+
+/* raise type(msg) with the n integer attributes attrs; steals msg */
+static void raise_with(PyObject *type, PyObject *msg, const exc_attr *attrs, int n) {
   if (!msg) return;
   PyObject *exc = PyObject_CallOneArg(type, msg);
   Py_DECREF(msg);
-  PyObject *o1 = PyLong_FromLongLong(v1), *o2 = PyLong_FromLongLong(v2);
-  int err = !exc || !o1 || !o2 || PyObject_SetAttrString(exc, a1, o1) ||
-            (a2 && PyObject_SetAttrString(exc, a2, o2));
+  int err = !exc;
+  for (int i = 0; i < n && !err; i++) {
+    PyObject *v = PyLong_FromLongLong(attrs[i].value);
+    err = !v || PyObject_SetAttrString(exc, attrs[i].name, v);
+    Py_XDECREF(v);
+  }
   if (!err) PyErr_SetObject(type, exc);
-  Py_XDECREF(o1);
-  Py_XDECREF(o2);
   Py_XDECREF(exc);
+}
+
+/* where a matrix was found not positive definite, in words */
+static PyObject *place_text(const ms_info *info) {
+  if (info->vertex < 0)
+    return PyUnicode_FromString("(CG met a direction of non-positive curvature)");
+  if (info->axis < 0) return PyUnicode_FromFormat("at vertex %d", info->vertex);
+  return PyUnicode_FromFormat("at vertex %d, axis %d", info->vertex, info->axis);
 }
 
 /* raise the exception that matches a failed step */
@@ -52,25 +66,33 @@ static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *i
     case MS_ENOMEM:
       PyErr_NoMemory();
       break;
-    case MS_EDIVERGED:
+    case MS_EDIVERGED: {
+      exc_attr attrs[] = {{"step", self->d.nstep}, {"vertex", info->vertex}};
       raise_with(
           ms->DivergenceError,
           PyUnicode_FromFormat("%s diverged at step %lld (dt=%R): vertex %d has a "
                                "non-finite or absurd (> " BOUND_TEXT ") position or velocity; the "
                                "state is left as it was before the step. Try a smaller dt, or "
                                "an implicit method (implicit_euler, fms, xpbd) for stiff springs",
-                               method, (long long)self->d.nstep, hobj, info->bad),
-          "step", self->d.nstep, "vertex", info->bad);
+                               method, (long long)self->d.nstep, hobj, info->vertex),
+          attrs, 2);
       break;
-    case MS_ENOTPD:
-      raise_with(ms->NotPositiveDefiniteError,
-                 PyUnicode_FromFormat("%s (dt=%R): the system matrix is not positive definite "
-                                      "at column %d (3 * vertex + axis; -1: found by CG); use "
-                                      "spd='clamp' or 'project', or a larger shift with "
-                                      "spd='shift'; the state is left as it was",
-                                      method, hobj, info->bad),
-                 "column", info->bad, NULL, 0);
+    }
+    case MS_ENOTPD: {
+      // column: the row of the 3n x 3n matrix (the vertex in a scalar one), -1 when unknown
+      int column = info->axis < 0 ? info->vertex : 3 * info->vertex + info->axis;
+      exc_attr attrs[] = {{"vertex", info->vertex}, {"axis", info->axis}, {"column", column}};
+      PyObject *where = place_text(info);
+      if (where)
+        raise_with(ms->NotPositiveDefiniteError,
+                   PyUnicode_FromFormat("%s (dt=%R): the system matrix is not positive definite "
+                                        "%U; use spd='clamp' or 'project', or a larger shift "
+                                        "with spd='shift'; the state is left as it was",
+                                        method, hobj, where),
+                   attrs, 3);
+      Py_XDECREF(where);
       break;
+    }
     case MS_ECHOLMOD:
       PyErr_Format(ms->CholmodError, "%s (dt=%R): CHOLMOD failed; the state is left as it was",
                    method, hobj);
@@ -240,8 +262,8 @@ PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
     return NULL;
   }
   return Py_BuildValue("(iONNd{sdsdsd})", info.iters, info.converged ? Py_True : Py_False, res, obj,
-                       call.seconds, "assemble", info.timing[0], "factor", info.timing[1], "solve",
-                       info.timing[2]);
+                       call.seconds, "assemble", info.assemble, "factor", info.factor, "solve",
+                       info.solve);
 }
 
 /* _fms_kernel(dt, part, repeats, **options) -> seconds for `repeats` runs of one FMS kernel:
@@ -272,7 +294,7 @@ PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw) {
   ms_status st = run_core(self, kernel_call, &call);
   sys_unlock(self);
   if (st != MS_OK) {
-    ms_info info = {.bad = -1};
+    ms_info info = {.vertex = -1, .axis = -1};
     return raise_status(self, st, &info, "fms", h);
   }
   return PyFloat_FromDouble(call.seconds);

@@ -322,19 +322,21 @@ void ms_chol_add_spring(ms_chol *ch, const ms_model *m, int s, const double *blk
 }
 
 /* column j of the matrix as b * vertex + component, the numbering of all vertices */
-static int model_column(const ms_chol *ch, int j) {
-  return j >= 0 && j < ms_chol_size(ch) ? ch->b * ch->vert[j / ch->b] + j % ch->b : -1;
+static void model_place(const ms_chol *ch, int j, int *vertex, int *axis) {
+  int known = j >= 0 && j < ms_chol_size(ch);
+  *vertex = known ? ch->vert[j / ch->b] : -1;
+  *axis = known && ch->b > 1 ? j % ch->b : -1;
 }
 
 /* numeric factorisation; MS_ENOTPD when not positive definite, MS_EDIVERGED when the matrix
- * holds a non-finite value; either way *column = b * vertex + component where it happened */
-ms_status ms_chol_factor(ms_chol *ch, int *column) {
+ * holds a non-finite value; either way *vertex and *axis (-1 for scalar blocks) say where */
+ms_status ms_chol_factor(ms_chol *ch, int *vertex, int *axis) {
   const double *Ax = ch->A->x;
   const int *Ap = ch->A->p;
   for (int j = 0; j < (int)ch->A->ncol; j++)
     for (int k = Ap[j]; k < Ap[j + 1]; k++)
       if (!isfinite(Ax[k])) {
-        *column = model_column(ch, j);
+        model_place(ch, j, vertex, axis);
         return MS_EDIVERGED;
       }
   int levels = chol_enter(ch->L);
@@ -344,7 +346,7 @@ ms_status ms_chol_factor(ms_chol *ch, int *column) {
     // minor counts columns of the permuted matrix P A P^T; Perm maps it back to A's
     int j = (int)ch->L->minor;
     if (ch->L->Perm) j = ((const int *)ch->L->Perm)[j];
-    *column = model_column(ch, j);
+    model_place(ch, j, vertex, axis);
     return MS_ENOTPD;
   }
   if (ch->c.status < 0) return ch->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM : MS_ECHOLMOD;

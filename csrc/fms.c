@@ -126,7 +126,7 @@ static ms_status workspace(const ms_model *m, ms_data *d, int window) {
 }
 
 /* numeric factorisation of M + h^2 L (+ h^2 w on pins) into the analysed pattern */
-static ms_status refactor(fms_ctx *c, int *bad) {
+static ms_status refactor(fms_ctx *c, ms_info *info) {
   const ms_model *m = c->m;
   ms_fms_ws *w = c->w;
   double h2 = c->h * c->h, pinned = h2 * c->o->pin_weight;
@@ -139,7 +139,7 @@ static ms_status refactor(fms_ctx *c, int *bad) {
     double blk = h2 * m->k[s];
     ms_chol_add_spring(w->ch, &c->unk, s, &blk);
   }
-  ms_status st = ms_chol_factor(w->ch, bad);
+  ms_status st = ms_chol_factor(w->ch, &info->vertex, &info->axis);
   if (st != MS_OK) return st;
   w->nfact++;
   w->rev = m->rev;
@@ -150,7 +150,7 @@ static ms_status refactor(fms_ctx *c, int *bad) {
 }
 
 /* make the factor match h, the model and the pinning; analyse only when the pattern changed */
-static ms_status factor(fms_ctx *c, int *bad) {
+static ms_status factor(fms_ctx *c, ms_info *info) {
   ms_fms_ws *w = c->w;
   const ms_opt *o = c->o;
   int pattern = w->ch && ms_chol_current(w->ch, c->m) && w->pin == o->pin;
@@ -164,7 +164,7 @@ static ms_status factor(fms_ctx *c, int *bad) {
     ms_status st = ms_chol_springs(&w->ch, &c->unk, 1, 1);
     if (st != MS_OK) return st;
   }
-  return refactor(c, bad);
+  return refactor(c, info);
 }
 
 /* contact in the local-global form: kc/2 phi^2 = min over points q outside the colliders of
@@ -191,7 +191,7 @@ static ms_status start(fms_ctx *c, const ms_model *m, ms_data *d, double h, cons
   c->n = c->unk.nfree;
   ms_inertial_target(m, d, h, d->y);
   contact_set(c);
-  return c->n ? factor(c, &info->bad) : MS_OK;
+  return c->n ? factor(c, info) : MS_OK;
 }
 
 /* the right-hand sides' part that stays fixed within a step: M y (+ h^2 w y on pinned

@@ -125,11 +125,15 @@ typedef struct ms_xpbd_ws ms_xpbd_ws;
 
 /* what one step did */
 typedef struct {
-  int iters;        /* iterations run (1 for single-pass methods) */
-  int converged;    /* 1 when tol was met or the method is not iterative */
-  int nhist;        /* entries written to data->hres and data->hobj */
-  int bad;          /* diverged vertex or non-positive-definite column, else -1 */
-  double timing[3]; /* seconds in assembly, factorisation and solves (implicit methods) */
+  int iters;       /* iterations run (1 for single-pass methods) */
+  int converged;   /* 1 when tol was met or the method is not iterative */
+  int nhist;       /* entries written to data->hres and data->hobj */
+  int vertex;      /* MS_EDIVERGED, MS_ENOTPD: the vertex where it happened, else -1 */
+  int axis;        /* MS_ENOTPD: the axis (0..2) of the failing row of a matrix of 3x3
+                      blocks; -1 in a scalar (per-vertex) matrix or when no row is known */
+  double assemble; /* seconds in assembly (implicit methods) */
+  double factor;   /* seconds in factorisation */
+  double solve;    /* seconds in solves */
 } ms_info;
 
 /* per-method workspaces kept in ms_data, defined in their own files */
@@ -284,7 +288,7 @@ int ms_chol_size(const ms_chol *ch);
 void ms_chol_zero(ms_chol *ch);
 void ms_chol_add_vertex(ms_chol *ch, const ms_model *m, int v, const double *blk);
 void ms_chol_add_spring(ms_chol *ch, const ms_model *m, int s, const double *blk);
-ms_status ms_chol_factor(ms_chol *ch, int *column);
+ms_status ms_chol_factor(ms_chol *ch, int *vertex, int *axis);
 ms_status ms_chol_solve(ms_chol *ch, double *rhs, int nrhs, int nthread);
 
 #endif

@@ -83,6 +83,7 @@ PyObject *array_copy(const double *src, npy_intp n, int cols);
 
 PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw);
 PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw);
-PyObject *step_options_py(PyObject *mod, PyObject *unused);
+PyObject *methods_py(PyObject *mod, PyObject *unused);
+PyObject *defaults_py(PyObject *mod, PyObject *unused);
 
 #endif

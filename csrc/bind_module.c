@@ -33,8 +33,11 @@ static PyObject *fail_allocation_py(PyObject *mod, PyObject *arg) {
 static PyMethodDef core_functions[] = {
     {"cholmod_version", cholmod_version_py, METH_NOARGS,
      "cholmod_version() -> the version of the CHOLMOD library msim is linked against"},
-    {"step_options", step_options_py, METH_NOARGS,
-     "step_options() -> {core option: (type, low, high)}: the values the core accepts"},
+    {"methods", methods_py, METH_NOARGS,
+     "methods() -> {method: {'summary': str, 'options': {name: {'core', 'type', 'low', 'high', "
+     "'high_open', 'choices', 'default', 'doc'}}}}: the one table of step options"},
+    {"defaults", defaults_py, METH_NOARGS,
+     "defaults() -> {constructor keyword: default} of System's scalar parameters"},
     {"blas_serialised", blas_serialised_py, METH_NOARGS,
      "blas_serialised() -> True when supernodal CHOLMOD calls are serialised process-wide "
      "because the BLAS is not safe to call from several threads at once"},

@@ -9,16 +9,6 @@
 #define TEXT(x) TEXT_(x)
 #define BOUND_TEXT TEXT(MS_BOUND)
 
-/* method names, in ms_method order */
-static const char *method_names[MS_NMETHOD] = {
-    [MS_EXPLICIT_EULER] = "explicit_euler",
-    [MS_SYMPLECTIC_EULER] = "symplectic_euler",
-    [MS_IMPLICIT_EULER] = "implicit_euler",
-    [MS_LINEARIZED_IMPLICIT] = "linearized_implicit",
-    [MS_FMS] = "fms",
-    [MS_XPBD] = "xpbd",
-};
-
 /* an integer attribute of an exception */
 typedef struct {
   const char *name;
@@ -48,9 +38,27 @@ static PyObject *place_text(const ms_info *info) {
   return PyUnicode_FromFormat("at vertex %d, axis %d", info->vertex, info->axis);
 }
 
+static PyObject *range_text(const ms_opt_field *f);
+
+/* ValueError for a step the core refused: an option out of its range, or dt */
+static void raise_input(const ms_info *info, ms_method method, PyObject *hobj) {
+  const char *name = ms_methods[method].name;
+  if (info->option < 0) {
+    PyErr_Format(PyExc_ValueError, "%s: expected a finite dt > 0, got %R", name, hobj);
+    return;
+  }
+  const ms_param *p = &ms_methods[method].params[info->option];
+  PyObject *range = range_text(&ms_opt_fields[p->field]);
+  if (range)
+    PyErr_Format(PyExc_ValueError, "%s (dt=%R): option %s is outside its range %U", name, hobj,
+                 p->name, range);
+  Py_XDECREF(range);
+}
+
 /* raise the exception that matches a failed step */
 static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *info,
-                              const char *method, double h) {
+                              ms_method method_id, double h) {
+  const char *method = ms_methods[method_id].name;
   // an interrupted step: the signal handler's exception (KeyboardInterrupt for Ctrl-C) is set
   if (st == MS_EINTERRUPT) {
     if (!PyErr_Occurred()) PyErr_SetNone(PyExc_KeyboardInterrupt);
@@ -97,8 +105,11 @@ static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *i
       PyErr_Format(ms->CholmodError, "%s (dt=%R): CHOLMOD failed; the state is left as it was",
                    method, hobj);
       break;
+    case MS_EINPUT:
+      raise_input(info, method_id, hobj);
+      break;
     default:
-      PyErr_Format(PyExc_ValueError, "%s (dt=%R): invalid step arguments (status %d)", method, hobj,
+      PyErr_Format(PyExc_SystemError, "%s (dt=%R): unknown status %d from the core", method, hobj,
                    (int)st);
   }
   Py_DECREF(hobj);
@@ -156,73 +167,138 @@ static ms_status run_core(SystemObject *self, ms_status (*fn)(SystemObject *, co
   return st;
 }
 
-/* step options the core understands: keyword, type ('i' int, 'd' double), field, range */
-typedef struct {
-  const char *name;
-  char type;
-  size_t offset;
-  double lo, hi;
-} opt_field;
+/* the range of field f as text, like "[0, 1)" or "[1, 1000000000]" */
+static PyObject *range_text(const ms_opt_field *f) {
+  PyObject *lo = f->type == MS_REAL ? PyFloat_FromDouble(f->lo) : PyLong_FromDouble(f->lo);
+  PyObject *hi = f->type == MS_REAL ? PyFloat_FromDouble(f->hi) : PyLong_FromDouble(f->hi);
+  PyObject *text =
+      lo && hi ? PyUnicode_FromFormat("[%R, %R%c", lo, hi, f->hi_open ? ')' : ']') : NULL;
+  Py_XDECREF(lo);
+  Py_XDECREF(hi);
+  return text;
+}
 
-/* iteration caps, substeps and delays: loops count in int, so caps stay well inside it */
-#define MS_MAX_COUNT 1000000000
-/* anderson history columns: each holds two (n,3) arrays */
-#define MS_MAX_WINDOW 100
+/* ValueError: option `name` (field f) got value, outside its range */
+static int out_of_range(const char *name, const ms_opt_field *f, PyObject *value) {
+  PyObject *range = range_text(f);
+  if (range)
+    PyErr_Format(PyExc_ValueError, "%s: expected %s in %U, got %R", name,
+                 f->type == MS_REAL ? "a real number" : "an integer", range, value);
+  Py_XDECREF(range);
+  return -1;
+}
 
-static const opt_field opt_fields[] = {
-    {"iterations", 'i', offsetof(ms_opt, iterations), 1, MS_MAX_COUNT},
-    {"tol", 'd', offsetof(ms_opt, tol), 0, INFINITY},
-    /* implicit_euler, linearized_implicit */
-    {"spd", 'i', offsetof(ms_opt, spd), 0, MS_NSPD - 1},
-    {"shift", 'd', offsetof(ms_opt, shift), 0, INFINITY},
-    {"line_search", 'i', offsetof(ms_opt, line_search), 0, 1},
-    {"solver", 'i', offsetof(ms_opt, solver), 0, MS_NSOLVE - 1},
-    /* fms, xpbd */
-    {"pin", 'i', offsetof(ms_opt, pin), 0, MS_PIN_PENALTY},
-    {"pin_weight", 'd', offsetof(ms_opt, pin_weight), 0, INFINITY},
-    {"acceleration", 'i', offsetof(ms_opt, acceleration), 0, MS_ACCEL_ANDERSON},
-    {"rho", 'd', offsetof(ms_opt, rho), 0, INFINITY},
-    {"chebyshev_delay", 'i', offsetof(ms_opt, chebyshev_delay), 0, MS_MAX_COUNT},
-    {"relax", 'd', offsetof(ms_opt, relax), 0, INFINITY},
-    {"window", 'i', offsetof(ms_opt, window), 1, MS_MAX_WINDOW},
-    {"start", 'i', offsetof(ms_opt, start), 0, MS_NSTART - 1},
-    {"substeps", 'i', offsetof(ms_opt, substeps), 1, MS_MAX_COUNT},
-    {"xpbd_damping", 'd', offsetof(ms_opt, xpbd_damping), 0, INFINITY},
-};
-#define MS_NOPT (sizeof(opt_fields) / sizeof(opt_fields[0]))
+/* the field of ms_opt named key, or NULL */
+static const ms_opt_field *find_field(PyObject *key) {
+  for (int i = 0; i < MS_NOPT; i++)
+    if (PyUnicode_CompareWithASCIIString(key, ms_opt_fields[i].name) == 0) return &ms_opt_fields[i];
+  return NULL;
+}
 
-/* fill opt from a keyword dict, each value checked against its field */
+/* fill opt from a keyword dict of core option names, each value checked against its field */
 static int parse_options(PyObject *kw, ms_opt *opt) {
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (kw && PyDict_Next(kw, &pos, &key, &value)) {
-    const opt_field *f = NULL;
-    for (size_t i = 0; i < MS_NOPT; i++)
-      if (PyUnicode_CompareWithASCIIString(key, opt_fields[i].name) == 0) f = &opt_fields[i];
+    const ms_opt_field *f = find_field(key);
     if (!f) {
       PyErr_Format(PyExc_ValueError, "%U: not a step option of the core", key);
       return -1;
     }
-    long long count;
-    if (f->type == 'i' && get_integer(value, f->name, (long long)f->lo, (long long)f->hi, &count))
-      return -1;
-    if (f->type == 'i') *(int *)((char *)opt + f->offset) = (int)count;
-    if (f->type == 'd' && get_real(value, f->name, f->lo, 0, (double *)((char *)opt + f->offset)))
-      return -1;
+    double v;
+    if (f->type == MS_REAL) {
+      if (get_real(value, f->name, -INFINITY, 0, &v)) return -1;
+    } else {
+      long long n;
+      if (get_integer(value, f->name, LLONG_MIN, LLONG_MAX, &n)) return -1;
+      v = (double)n;
+    }
+    if (!ms_opt_in_range(f, v)) return out_of_range(f->name, f, value);
+    ms_opt_set(opt, f, v);
   }
   return 0;
 }
 
-/* step_options() -> {core option: (type, low, high)}: the ranges the core accepts */
-PyObject *step_options_py(PyObject *mod, PyObject *unused) {
+/* the default of param p as the Python value users pass */
+static PyObject *param_default(const ms_param *p) {
+  const ms_opt_field *f = &ms_opt_fields[p->field];
+  switch (f->type) {
+    case MS_REAL:
+      return PyFloat_FromDouble(p->value);
+    case MS_FLAG:
+      return PyBool_FromLong(p->value != 0);
+    case MS_CHOICE:
+      return PyUnicode_FromString(f->choices[(int)p->value]);
+    default:
+      return PyLong_FromDouble(p->value);
+  }
+}
+
+/* the choice names of field f as a tuple, or None */
+static PyObject *choice_tuple(const ms_opt_field *f) {
+  if (f->type != MS_CHOICE) Py_RETURN_NONE;
+  PyObject *out = PyTuple_New((Py_ssize_t)(f->hi + 1));
+  for (int i = 0; out && i <= (int)f->hi; i++) {
+    PyObject *name = PyUnicode_FromString(f->choices[i]);
+    if (!name)
+      Py_CLEAR(out);
+    else
+      PyTuple_SET_ITEM(out, i, name);
+  }
+  return out;
+}
+
+/* one option of a method as a dict: core, type, low, high, high_open, choices, default, doc */
+static PyObject *param_dict(const ms_param *p) {
+  static const char *types[] = {
+      [MS_INT] = "int", [MS_REAL] = "float", [MS_FLAG] = "bool", [MS_CHOICE] = "choice"};
+  const ms_opt_field *f = &ms_opt_fields[p->field];
+  PyObject *low = f->type == MS_REAL ? PyFloat_FromDouble(f->lo) : PyLong_FromDouble(f->lo);
+  PyObject *high = f->type == MS_REAL ? PyFloat_FromDouble(f->hi) : PyLong_FromDouble(f->hi);
+  PyObject *choices = choice_tuple(f), *value = param_default(p);
+  PyObject *out =
+      low && high && choices && value
+          ? Py_BuildValue("{sssssOsOsOsOsOss}", "core", f->name, "type", types[f->type], "low", low,
+                          "high", high, "high_open", f->hi_open ? Py_True : Py_False, "choices",
+                          choices, "default", value, "doc", p->doc)
+          : NULL;
+  Py_XDECREF(low);
+  Py_XDECREF(high);
+  Py_XDECREF(choices);
+  Py_XDECREF(value);
+  return out;
+}
+
+/* methods() -> {method: {"summary": str, "options": {public name: param_dict}}} in ms_method
+ * order: the one table of step options, from options.c */
+PyObject *methods_py(PyObject *mod, PyObject *unused) {
   PyObject *out = PyDict_New();
-  for (size_t i = 0; out && i < MS_NOPT; i++) {
-    const opt_field *f = &opt_fields[i];
-    PyObject *row = f->type == 'i'
-                        ? Py_BuildValue("(sLL)", "int", (long long)f->lo, (long long)f->hi)
-                        : Py_BuildValue("(sdd)", "float", f->lo, f->hi);
-    if (!row || PyDict_SetItemString(out, f->name, row)) Py_CLEAR(out);
+  for (int m = 0; out && m < MS_NMETHOD; m++) {
+    const ms_method_def *md = &ms_methods[m];
+    PyObject *options = PyDict_New(), *row = NULL;
+    for (int i = 0; options && i < md->nparam; i++) {
+      PyObject *param = param_dict(&md->params[i]);
+      if (!param || PyDict_SetItemString(options, md->params[i].name, param)) Py_CLEAR(options);
+      Py_XDECREF(param);
+    }
+    if (options) row = Py_BuildValue("{sssO}", "summary", md->summary, "options", options);
+    if (!row || PyDict_SetItemString(out, md->name, row)) Py_CLEAR(out);
+    Py_XDECREF(options);
     Py_XDECREF(row);
+  }
+  return out;
+}
+
+/* defaults() -> {constructor keyword: default} of a System, from options.c */
+PyObject *defaults_py(PyObject *mod, PyObject *unused) {
+  PyObject *out = PyDict_New();
+  for (int i = 0; out && i < MS_NDEFAULT; i++) {
+    const ms_default *d = &ms_defaults[i];
+    PyObject *value = d->size == 3 ? Py_BuildValue("(ddd)", d->value[0], d->value[1], d->value[2])
+                      : i == MS_DEFAULT_THREADS ? PyLong_FromDouble(d->value[0])
+                                                : PyFloat_FromDouble(d->value[0]);
+    if (!value || PyDict_SetItemString(out, d->name, value)) Py_CLEAR(out);
+    Py_XDECREF(value);
   }
   return out;
 }
@@ -232,17 +308,18 @@ PyObject *step_options_py(PyObject *mod, PyObject *unused) {
 PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
   PyObject *dtobj;
   const char *name;
-  ms_opt opt = {.iterations = 1, .tol = 0.0};
   if (check_ready(self) || !PyArg_ParseTuple(args, "Os:_step", &dtobj, &name)) return NULL;
-  double h;
-  if (get_real(dtobj, "dt", 0, 1, &h) || parse_options(kw, &opt)) return NULL;
   int method = -1;
   for (int i = 0; i < MS_NMETHOD; i++)
-    if (method_names[i] && !strcmp(name, method_names[i])) method = i;
+    if (!strcmp(name, ms_methods[i].name)) method = i;
   if (method < 0) {
     PyErr_Format(PyExc_ValueError, "method: expected one of the integrator names, got '%s'", name);
     return NULL;
   }
+  double h;
+  ms_opt opt;
+  ms_opt_defaults(method, &opt); /* options not given keep the method's defaults */
+  if (get_real(dtobj, "dt", 0, 1, &h) || parse_options(kw, &opt)) return NULL;
 
   // step without the GIL, one thread per System at a time; its history is read under the lock
   core_call call = {.method = method, .h = h, .opt = opt};
@@ -255,7 +332,7 @@ PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
     obj = array_copy(self->d.hobj, info.nhist, 0);
   }
   sys_unlock(self);
-  if (st != MS_OK) return raise_status(self, st, &info, name, h);
+  if (st != MS_OK) return raise_status(self, st, &info, method, h);
   if (!res || !obj) {
     Py_XDECREF(res);
     Py_XDECREF(obj);
@@ -275,7 +352,8 @@ PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw) {
   PyObject *dtobj;
   const char *name;
   int reps, part = -1;
-  ms_opt opt = {.iterations = 1};
+  ms_opt opt;
+  ms_opt_defaults(MS_FMS, &opt);
   double h;
   if (check_ready(self) || !PyArg_ParseTuple(args, "Osi:_fms_kernel", &dtobj, &name, &reps) ||
       get_real(dtobj, "dt", 0, 1, &h) || parse_options(kw, &opt))
@@ -294,8 +372,8 @@ PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw) {
   ms_status st = run_core(self, kernel_call, &call);
   sys_unlock(self);
   if (st != MS_OK) {
-    ms_info info = {.vertex = -1, .axis = -1};
-    return raise_status(self, st, &info, "fms", h);
+    ms_info info = {.option = -1, .vertex = -1, .axis = -1};
+    return raise_status(self, st, &info, MS_FMS, h);
   }
   return PyFloat_FromDouble(call.seconds);
 }

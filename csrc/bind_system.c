@@ -75,12 +75,6 @@ typedef struct {
   PyObject *planes, *spheres, *kc, *cscale, *mu, *threads;
 } sys_args;
 
-/* the contract's defaults */
-#define DEFAULT_MASS 0.01
-#define DEFAULT_STIFFNESS 1000.0
-#define DEFAULT_CONTACT_STIFFNESS 1e4
-#define DEFAULT_CONTACT_SCALE 1.1
-
 static void fill(double *dst, npy_intp n, double value) {
   for (npy_intp i = 0; i < n; i++) dst[i] = value;
 }
@@ -88,19 +82,17 @@ static void fill(double *dst, npy_intp n, double value) {
 /* the parameters of m from a, each validated before it is written */
 static int build_parameters(ms_model *m, const sys_args *a, const double *x) {
   npy_intp nv = m->nv, ns = m->ns;
-  const double g[3] = {0.0, -9.81, 0.0};
   if (!a->rest || a->rest == Py_None)
     rest_from_positions(m, x);
   else if (get_per(a->rest, "rest_lengths", ns, "spring", 0, 0, m->rest))
     return -1;
   if (a->mass ? get_per(a->mass, "mass", nv, "vertex", 0, 1, m->mass)
-              : (fill(m->mass, nv, DEFAULT_MASS), 0))
+              : (fill(m->mass, nv, ms_defaults[MS_DEFAULT_MASS].value[0]), 0))
     return -1;
   if (a->stiffness ? get_per(a->stiffness, "stiffness", ns, "spring", 0, 0, m->k)
-                   : (fill(m->k, ns, DEFAULT_STIFFNESS), 0))
+                   : (fill(m->k, ns, ms_defaults[MS_DEFAULT_STIFFNESS].value[0]), 0))
     return -1;
-  memcpy(m->gravity, g, sizeof(g));
-  m->kc = DEFAULT_CONTACT_STIFFNESS, m->cscale = DEFAULT_CONTACT_SCALE;
+  ms_model_defaults(m);
   if (get_fixed(a->fixed ? a->fixed : Py_None, nv, m->fixed) ||
       (a->gravity && get_vec3(a->gravity, "gravity", m->gravity)) ||
       (a->damping && get_real(a->damping, "damping", 0, 0, &m->damping)) ||
@@ -298,10 +290,8 @@ static PyMethodDef System_methods[] = {
 
 static PyType_Slot System_slots[] = {
     {Py_tp_doc,
-     "System(vertices, edges, *, mass=0.01, stiffness=1000.0, rest_lengths=None, "
-     "fixed=None, gravity=(0, -9.81, 0), damping=0.0, planes=None, spheres=None, "
-     "contact_stiffness=1e4, contact_scale=1.1, friction=0.0, threads=1): C core of "
-     "msim.System"},
+     "System(vertices, edges, **parameters): C core of msim.System, whose documentation "
+     "gives the parameters; their defaults are msim._core.defaults()"},
     {Py_tp_new, PyType_GenericNew},
     {Py_tp_init, System_init},
     {Py_tp_dealloc, System_dealloc},

@@ -388,12 +388,7 @@ ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
       [MS_ACCEL_CHEBYSHEV] = chebyshev_next,
       [MS_ACCEL_ANDERSON] = anderson_next,
   };
-  int accel = o->acceleration;
-  if (accel < MS_ACCEL_NONE || accel > MS_ACCEL_ANDERSON || o->pin < 0 || o->pin > 1 ||
-      (accel == MS_ACCEL_ANDERSON && o->window < 1) ||
-      (accel == MS_ACCEL_CHEBYSHEV && !(o->rho >= 0 && o->rho < 1)) || o->start < 0 ||
-      o->start >= MS_NSTART)
-    return MS_EINPUT;
+  int accel = o->acceleration; /* options are in range: ms_step checked them */
   fms_ctx c;
   ms_status st = start(&c, m, d, h, o, info);
   if (st != MS_OK) return st;

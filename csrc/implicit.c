@@ -173,8 +173,7 @@ static double line_search(const ms_model *m, ms_data *d, ms_implicit *w, double 
  * History: entry 0 at the start point, one entry per Newton iteration. */
 ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                             ms_info *info) {
-  ms_implicit *w;
-  if (o->spd < 0 || o->spd >= MS_NSPD || o->start < 0 || o->start >= MS_NSTART) return MS_EINPUT;
+  ms_implicit *w; /* options are in range: ms_step checked them */
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
   int n3 = 3 * m->nv, it = 0;
@@ -316,8 +315,7 @@ static ms_status iterate(const ms_model *m, ms_data *d, ms_implicit *w, const ms
  * at x_t with the spd treatment; v += dv, x += h v */
 ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                                  ms_info *info) {
-  ms_implicit *w;
-  if (o->spd < 0 || o->spd >= MS_NSPD || o->solver < 0 || o->solver >= MS_NSOLVE) return MS_EINPUT;
+  ms_implicit *w; /* options are in range: ms_step checked them */
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
   int n3 = 3 * m->nv;

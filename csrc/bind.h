@@ -3,7 +3,8 @@
  *
  *   bind_convert.c  Python objects to checked C values (errors name the argument) and back
  *   bind_system.c   the System type: lock, construction, state access, type spec
- *   bind_step.c     step options, stepping without the GIL, exceptions from status codes
+ *   bind_step.c     step options and their table (methods(), defaults()), stepping without
+ *                   the GIL, exceptions from status codes
  *   bind_props.c    the System's properties
  *   bind_module.c   module functions, exceptions, multi-phase init
  */

@@ -71,7 +71,7 @@ setup(
             library_dirs=library_dirs,
             libraries=["cholmod"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_25_API_VERSION")],
-            extra_compile_args=["-O3", "-fno-math-errno", "-std=c11", "-Wall", "-Wextra",
+            extra_compile_args=["-O3", "-fvisibility=hidden", "-fno-math-errno", "-std=c11", "-Wall", "-Wextra",
                                 "-Wno-unused-parameter", *OPENMP],
             extra_link_args=OPENMP,
         )

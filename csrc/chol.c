@@ -168,9 +168,9 @@ static int cmp_int(const void *a, const void *b) {
 /* block columns: for free vertex J the sorted distinct free neighbours I < J, then J */
 static ms_status block_pattern(ms_chol *ch, const ms_model *m) {
   int nb = m->nfree;
-  ch->bptr = calloc(nb + 1, sizeof(int));
-  ch->spos = malloc(sizeof(int) * (m->ns ? m->ns : 1));
-  ch->vert = malloc(sizeof(int) * (nb ? nb : 1));
+  ch->bptr = ms_alloc((size_t)nb + 1, sizeof(int));
+  ch->spos = ms_alloc(m->ns, sizeof(int));
+  ch->vert = ms_alloc(nb, sizeof(int));
   if (!ch->bptr || !ch->spos || !ch->vert) return MS_ENOMEM;
   for (int v = 0; v < m->nv; v++)
     if (m->dof[v] >= 0) ch->vert[m->dof[v]] = v;
@@ -181,8 +181,8 @@ static ms_status block_pattern(ms_chol *ch, const ms_model *m) {
     if (I >= 0 && J >= 0) ch->bptr[(I > J ? I : J) + 1]++;
   }
   for (int J = 0; J < nb; J++) ch->bptr[J + 1] += ch->bptr[J] + 1;
-  ch->brow = malloc(sizeof(int) * (ch->bptr[nb] ? ch->bptr[nb] : 1));
-  int *fill = malloc(sizeof(int) * (nb ? nb : 1));
+  ch->brow = ms_alloc(ch->bptr[nb], sizeof(int));
+  int *fill = ms_alloc(nb, sizeof(int));
   if (!ch->brow || !fill) {
     free(fill);
     return MS_ENOMEM;
@@ -246,7 +246,7 @@ static ms_status scalar_pattern(ms_chol *ch) {
 /* build and analyse the pattern of model m with b x b blocks; many_solves: the factor will
  * serve many solves per factorisation */
 ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solves) {
-  ms_chol *ch = calloc(1, sizeof(ms_chol));
+  ms_chol *ch = ms_alloc(1, sizeof(ms_chol));
   if (!ch) return MS_ENOMEM;
   cholmod_start(&ch->c);
   ch->c.print = 0;
@@ -322,19 +322,21 @@ void ms_chol_add_spring(ms_chol *ch, const ms_model *m, int s, const double *blk
 }
 
 /* column j of the matrix as b * vertex + component, the numbering of all vertices */
-static int model_column(const ms_chol *ch, int j) {
-  return j >= 0 && j < ms_chol_size(ch) ? ch->b * ch->vert[j / ch->b] + j % ch->b : -1;
+static void model_place(const ms_chol *ch, int j, int *vertex, int *axis) {
+  int known = j >= 0 && j < ms_chol_size(ch);
+  *vertex = known ? ch->vert[j / ch->b] : -1;
+  *axis = known && ch->b > 1 ? j % ch->b : -1;
 }
 
 /* numeric factorisation; MS_ENOTPD when not positive definite, MS_EDIVERGED when the matrix
- * holds a non-finite value; either way *column = b * vertex + component where it happened */
-ms_status ms_chol_factor(ms_chol *ch, int *column) {
+ * holds a non-finite value; either way *vertex and *axis (-1 for scalar blocks) say where */
+ms_status ms_chol_factor(ms_chol *ch, int *vertex, int *axis) {
   const double *Ax = ch->A->x;
   const int *Ap = ch->A->p;
   for (int j = 0; j < (int)ch->A->ncol; j++)
     for (int k = Ap[j]; k < Ap[j + 1]; k++)
       if (!isfinite(Ax[k])) {
-        *column = model_column(ch, j);
+        model_place(ch, j, vertex, axis);
         return MS_EDIVERGED;
       }
   int levels = chol_enter(ch->L);
@@ -344,7 +346,7 @@ ms_status ms_chol_factor(ms_chol *ch, int *column) {
     // minor counts columns of the permuted matrix P A P^T; Perm maps it back to A's
     int j = (int)ch->L->minor;
     if (ch->L->Perm) j = ((const int *)ch->L->Perm)[j];
-    *column = model_column(ch, j);
+    model_place(ch, j, vertex, axis);
     return MS_ENOTPD;
   }
   if (ch->c.status < 0) return ch->c.status == CHOLMOD_OUT_OF_MEMORY ? MS_ENOMEM : MS_ECHOLMOD;

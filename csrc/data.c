@@ -6,20 +6,20 @@
 
 /* allocate state and scratch for model m, zeroed; on failure nothing stays allocated */
 ms_status ms_data_alloc(ms_data *d, const ms_model *m) {
-  size_t n3 = 3 * (size_t)(m->nv ? m->nv : 1);
+  size_t n3 = 3 * (size_t)m->nv, ns = m->ns;
   memset(d, 0, sizeof(*d));
-  d->x = calloc(n3, sizeof(double));
-  d->v = calloc(n3, sizeof(double));
-  d->xn = calloc(n3, sizeof(double));
-  d->vn = calloc(n3, sizeof(double));
-  d->f = calloc(n3, sizeof(double));
-  d->y = calloc(n3, sizeof(double));
-  d->g = calloc(n3, sizeof(double));
-  d->fext = calloc(n3, sizeof(double));
-  d->fc = calloc(m->ns ? m->ns : 1, sizeof(double));
-  d->rc = calloc(m->ns ? m->ns : 1, sizeof(double));
-  d->es = calloc(m->ns ? m->ns : 1, sizeof(double));
-  d->eblk = calloc(ms_spring_blocks(m->ns) + 1, sizeof(double));
+  d->x = ms_alloc(n3, sizeof(double));
+  d->v = ms_alloc(n3, sizeof(double));
+  d->xn = ms_alloc(n3, sizeof(double));
+  d->vn = ms_alloc(n3, sizeof(double));
+  d->f = ms_alloc(n3, sizeof(double));
+  d->y = ms_alloc(n3, sizeof(double));
+  d->g = ms_alloc(n3, sizeof(double));
+  d->fext = ms_alloc(n3, sizeof(double));
+  d->fc = ms_alloc(ns, sizeof(double));
+  d->rc = ms_alloc(ns, sizeof(double));
+  d->es = ms_alloc(ns, sizeof(double));
+  d->eblk = ms_alloc(ms_spring_blocks(m->ns) + 1, sizeof(double));
   if (!d->x || !d->v || !d->xn || !d->vn || !d->f || !d->y || !d->g || !d->fext || !d->fc ||
       !d->rc || !d->es || !d->eblk || ms_data_reserve(d, 16) != MS_OK) {
     ms_data_free(d);

@@ -81,17 +81,17 @@ int64_t ms_fms_factorizations(const ms_data *d) {
 
 /* a new workspace for m with its per-vertex arrays, or NULL when out of memory */
 static ms_fms_ws *workspace_new(const ms_model *m) {
-  size_t n3 = 3 * (size_t)(m->nv ? m->nv : 1);
-  ms_fms_ws *w = calloc(1, sizeof(ms_fms_ws));
+  size_t n3 = 3 * (size_t)m->nv;
+  ms_fms_ws *w = ms_alloc(1, sizeof(ms_fms_ws));
   if (!w) return NULL;
   w->nv = m->nv;
-  w->all = malloc(sizeof(int) * (m->nv ? m->nv : 1));
-  w->touch = calloc(m->nv ? m->nv : 1, 1);
-  w->rhs = malloc(sizeof(double) * n3);
-  w->base = malloc(sizeof(double) * n3);
-  w->xa = malloc(sizeof(double) * n3);
-  w->xb = malloc(sizeof(double) * n3);
-  w->xc = malloc(sizeof(double) * n3);
+  w->all = ms_alloc(m->nv, sizeof(int));
+  w->touch = ms_alloc(m->nv, 1);
+  w->rhs = ms_alloc(n3, sizeof(double));
+  w->base = ms_alloc(n3, sizeof(double));
+  w->xa = ms_alloc(n3, sizeof(double));
+  w->xb = ms_alloc(n3, sizeof(double));
+  w->xc = ms_alloc(n3, sizeof(double));
   if (!w->all || !w->touch || !w->rhs || !w->base || !w->xa || !w->xb || !w->xc) {
     ms_fms_free(w);
     return NULL;
@@ -104,10 +104,10 @@ static ms_fms_ws *workspace_new(const ms_model *m) {
  * out of memory */
 static ms_status anderson_reserve(ms_fms_ws *w, int window) {
   if (window <= w->wcap) return MS_OK;
-  size_t n3 = 3 * (size_t)(w->nv ? w->nv : 1), cols = (size_t)window;
-  double *dg = malloc(sizeof(double) * n3 * cols), *df = malloc(sizeof(double) * n3 * cols);
-  double *gram = malloc(sizeof(double) * cols * cols);
-  double *small = malloc(sizeof(double) * cols * (cols + 1));
+  size_t n3 = 3 * (size_t)w->nv, cols = (size_t)window;
+  double *dg = ms_alloc(n3 * cols, sizeof(double)), *df = ms_alloc(n3 * cols, sizeof(double));
+  double *gram = ms_alloc(cols * cols, sizeof(double));
+  double *small = ms_alloc(cols * (cols + 1), sizeof(double));
   if (!dg || !df || !gram || !small) {
     free(dg), free(df), free(gram), free(small);
     return MS_ENOMEM;
@@ -126,7 +126,7 @@ static ms_status workspace(const ms_model *m, ms_data *d, int window) {
 }
 
 /* numeric factorisation of M + h^2 L (+ h^2 w on pins) into the analysed pattern */
-static ms_status refactor(fms_ctx *c, int *bad) {
+static ms_status refactor(fms_ctx *c, ms_info *info) {
   const ms_model *m = c->m;
   ms_fms_ws *w = c->w;
   double h2 = c->h * c->h, pinned = h2 * c->o->pin_weight;
@@ -139,7 +139,7 @@ static ms_status refactor(fms_ctx *c, int *bad) {
     double blk = h2 * m->k[s];
     ms_chol_add_spring(w->ch, &c->unk, s, &blk);
   }
-  ms_status st = ms_chol_factor(w->ch, bad);
+  ms_status st = ms_chol_factor(w->ch, &info->vertex, &info->axis);
   if (st != MS_OK) return st;
   w->nfact++;
   w->rev = m->rev;
@@ -150,7 +150,7 @@ static ms_status refactor(fms_ctx *c, int *bad) {
 }
 
 /* make the factor match h, the model and the pinning; analyse only when the pattern changed */
-static ms_status factor(fms_ctx *c, int *bad) {
+static ms_status factor(fms_ctx *c, ms_info *info) {
   ms_fms_ws *w = c->w;
   const ms_opt *o = c->o;
   int pattern = w->ch && ms_chol_current(w->ch, c->m) && w->pin == o->pin;
@@ -164,7 +164,7 @@ static ms_status factor(fms_ctx *c, int *bad) {
     ms_status st = ms_chol_springs(&w->ch, &c->unk, 1, 1);
     if (st != MS_OK) return st;
   }
-  return refactor(c, bad);
+  return refactor(c, info);
 }
 
 /* contact in the local-global form: kc/2 phi^2 = min over points q outside the colliders of
@@ -191,7 +191,7 @@ static ms_status start(fms_ctx *c, const ms_model *m, ms_data *d, double h, cons
   c->n = c->unk.nfree;
   ms_inertial_target(m, d, h, d->y);
   contact_set(c);
-  return c->n ? factor(c, &info->bad) : MS_OK;
+  return c->n ? factor(c, info) : MS_OK;
 }
 
 /* the right-hand sides' part that stays fixed within a step: M y (+ h^2 w y on pinned
@@ -388,12 +388,7 @@ ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
       [MS_ACCEL_CHEBYSHEV] = chebyshev_next,
       [MS_ACCEL_ANDERSON] = anderson_next,
   };
-  int accel = o->acceleration;
-  if (accel < MS_ACCEL_NONE || accel > MS_ACCEL_ANDERSON || o->pin < 0 || o->pin > 1 ||
-      (accel == MS_ACCEL_ANDERSON && o->window < 1) ||
-      (accel == MS_ACCEL_CHEBYSHEV && !(o->rho >= 0 && o->rho < 1)) || o->start < 0 ||
-      o->start >= MS_NSTART)
-    return MS_EINPUT;
+  int accel = o->acceleration; /* options are in range: ms_step checked them */
   fms_ctx c;
   ms_status st = start(&c, m, d, h, o, info);
   if (st != MS_OK) return st;

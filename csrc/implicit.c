@@ -47,26 +47,30 @@ void ms_implicit_free(ms_implicit *w) {
   free(w);
 }
 
-/* the workspace of d, allocated on first use (nv and ns never change for one ms_data) */
-static ms_status workspace(const ms_model *m, ms_data *d, ms_implicit **out) {
-  if (!d->implicit) {
-    size_t n = m->nv ? m->nv : 1, ns = m->ns ? m->ns : 1;
-    ms_implicit *w = calloc(1, sizeof(ms_implicit));
-    if (!w) return MS_ENOMEM;
-    w->vb = calloc(9 * n, sizeof(double));
-    w->blk = calloc(9 * ns, sizeof(double));
-    w->dinv = calloc(9 * n, sizeof(double));
-    w->r = calloc(3 * n, sizeof(double));
-    w->p = calloc(3 * n, sizeof(double));
-    w->q = calloc(3 * n, sizeof(double));
-    w->rhs = calloc(3 * n, sizeof(double));
-    w->x1 = calloc(3 * n, sizeof(double));
-    if (!w->vb || !w->blk || !w->dinv || !w->r || !w->p || !w->q || !w->rhs || !w->x1) {
-      ms_implicit_free(w);
-      return MS_ENOMEM;
-    }
-    d->implicit = w;
+/* a complete workspace for m, or NULL when out of memory */
+static ms_implicit *workspace_new(const ms_model *m) {
+  size_t n = m->nv, ns = m->ns;
+  ms_implicit *w = ms_alloc(1, sizeof(ms_implicit));
+  if (!w) return NULL;
+  w->vb = ms_alloc(9 * n, sizeof(double));
+  w->blk = ms_alloc(9 * ns, sizeof(double));
+  w->dinv = ms_alloc(9 * n, sizeof(double));
+  w->r = ms_alloc(3 * n, sizeof(double));
+  w->p = ms_alloc(3 * n, sizeof(double));
+  w->q = ms_alloc(3 * n, sizeof(double));
+  w->rhs = ms_alloc(3 * n, sizeof(double));
+  w->x1 = ms_alloc(3 * n, sizeof(double));
+  if (!w->vb || !w->blk || !w->dinv || !w->r || !w->p || !w->q || !w->rhs || !w->x1) {
+    ms_implicit_free(w);
+    return NULL;
   }
+  return w;
+}
+
+/* the workspace of d, made on first use and published only when complete (nv and ns never
+ * change for one ms_data) */
+static ms_status workspace(const ms_model *m, ms_data *d, ms_implicit **out) {
+  if (!d->implicit && !(d->implicit = workspace_new(m))) return MS_ENOMEM;
   *out = d->implicit;
   return MS_OK;
 }
@@ -136,16 +140,15 @@ static ms_status chol_solve(const ms_model *m, ms_implicit *w, const double *b, 
   return MS_OK;
 }
 
-/* assemble (timed), factorise (timed); info->bad = the failing column (3 * vertex + axis)
- * when A is not positive definite, the vertex when A holds a non-finite value */
+/* assemble (timed), factorise (timed); info->vertex and info->axis say where A is not
+ * positive definite or holds a non-finite value */
 static ms_status factor(const ms_model *m, ms_implicit *w, ms_info *info) {
   double t0 = ms_clock();
   ms_status st = fill_chol(m, w);
   double t1 = ms_clock();
-  if (st == MS_OK) st = ms_chol_factor(w->ch, &info->bad);
-  if (st == MS_EDIVERGED) info->bad /= 3;
-  info->timing[0] += t1 - t0;
-  info->timing[1] += ms_clock() - t1;
+  if (st == MS_OK) st = ms_chol_factor(w->ch, &info->vertex, &info->axis);
+  info->assemble += t1 - t0;
+  info->factor += ms_clock() - t1;
   return st;
 }
 
@@ -170,8 +173,7 @@ static double line_search(const ms_model *m, ms_data *d, ms_implicit *w, double 
  * History: entry 0 at the start point, one entry per Newton iteration. */
 ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                             ms_info *info) {
-  ms_implicit *w;
-  if (o->spd < 0 || o->spd >= MS_NSPD || o->start < 0 || o->start >= MS_NSTART) return MS_EINPUT;
+  ms_implicit *w; /* options are in range: ms_step checked them */
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
   int n3 = 3 * m->nv, it = 0;
@@ -189,7 +191,7 @@ ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_op
     double t0 = ms_clock();
     for (int k = 0; k < n3; k++) d->f[k] = -d->g[k];
     st = chol_solve(m, w, d->f, w->p);
-    info->timing[2] += ms_clock() - t0;
+    info->solve += ms_clock() - t0;
     if (st != MS_OK) return st;
 
     // step, optionally shortened until g decreases enough
@@ -224,8 +226,8 @@ static int inverse3(const double *D, double *inv) {
 }
 
 /* w->dinv = inverse diagonal blocks of A over free vertices; MS_ENOTPD when one is not
- * positive definite (*bad = 3 * vertex + component) */
-static ms_status diag_inverse(const ms_model *m, ms_implicit *w, int *bad) {
+ * positive definite (info->vertex and info->axis say where) */
+static ms_status diag_inverse(const ms_model *m, ms_implicit *w, ms_info *info) {
   memset(w->dinv, 0, sizeof(double) * 9 * m->nv);
   for (int s = 0; s < m->ns; s++)
     for (int e = 0; e < 2; e++) {
@@ -239,7 +241,7 @@ static ms_status diag_inverse(const ms_model *m, ms_implicit *w, int *bad) {
     int fail = m->fixed[i] ? -1 : inverse3(blk, w->dinv + 9 * i);
     if (m->fixed[i]) memset(w->dinv + 9 * i, 0, sizeof(blk));
     if (fail >= 0) {
-      *bad = 3 * i + fail;
+      info->vertex = i, info->axis = fail;
       return MS_ENOTPD;
     }
   }
@@ -313,8 +315,7 @@ static ms_status iterate(const ms_model *m, ms_data *d, ms_implicit *w, const ms
  * at x_t with the spd treatment; v += dv, x += h v */
 ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                                  ms_info *info) {
-  ms_implicit *w;
-  if (o->spd < 0 || o->spd >= MS_NSPD || o->solver < 0 || o->solver >= MS_NSOLVE) return MS_EINPUT;
+  ms_implicit *w; /* options are in range: ms_step checked them */
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
   int n3 = 3 * m->nv;
@@ -333,11 +334,11 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
 
   // solve into dv
   if (o->solver == MS_SOLVE_DIRECT) {
-    info->timing[0] += ms_clock() - t0;
+    info->assemble += ms_clock() - t0;
     st = factor(m, w, info);
     double t1 = ms_clock();
     if (st == MS_OK) st = chol_solve(m, w, b, dv);
-    info->timing[2] += ms_clock() - t1;
+    info->solve += ms_clock() - t1;
     if (st != MS_OK) return st;
     apply(m, w, dv, w->r);
     for (int k = 0; k < n3; k++) w->r[k] = b[k] - w->r[k];
@@ -346,11 +347,11 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
     record_solve(m, d, 1, b, dv, w->r, bnorm);
     info->iters = 1, info->nhist = 2, info->converged = 1;
   } else {
-    st = diag_inverse(m, w, &info->bad);
+    st = diag_inverse(m, w, info);
     double t1 = ms_clock();
-    info->timing[0] += t1 - t0;
+    info->assemble += t1 - t0;
     if (st == MS_OK) st = iterate(m, d, w, o, b, dv, info);
-    info->timing[2] += ms_clock() - t1;
+    info->solve += ms_clock() - t1;
     if (st != MS_OK) return st;
   }
   for (int k = 0; k < n3; k++) {

@@ -10,15 +10,15 @@ ms_status ms_model_alloc(ms_model *m, int nv, int ns) {
   m->nv = nv;
   m->ns = ns;
   m->nthread = 1;
-  m->edge = malloc(sizeof(int) * 2 * (ns ? ns : 1));
-  m->adj_start = calloc(nv + 1, sizeof(int));
-  m->adj = malloc(sizeof(int) * 4 * (ns ? ns : 1));
-  m->rest = malloc(sizeof(double) * (ns ? ns : 1));
-  m->k = malloc(sizeof(double) * (ns ? ns : 1));
-  m->mass = malloc(sizeof(double) * (nv ? nv : 1));
-  m->imass = malloc(sizeof(double) * (nv ? nv : 1));
-  m->fixed = calloc(nv ? nv : 1, 1);
-  m->dof = malloc(sizeof(int) * (nv ? nv : 1));
+  m->edge = ms_alloc(2 * (size_t)ns, sizeof(int));
+  m->adj_start = ms_alloc((size_t)nv + 1, sizeof(int));
+  m->adj = ms_alloc(4 * (size_t)ns, sizeof(int));
+  m->rest = ms_alloc(ns, sizeof(double));
+  m->k = ms_alloc(ns, sizeof(double));
+  m->mass = ms_alloc(nv, sizeof(double));
+  m->imass = ms_alloc(nv, sizeof(double));
+  m->fixed = ms_alloc(nv, 1);
+  m->dof = ms_alloc(nv, sizeof(int));
   if (!m->edge || !m->adj_start || !m->adj || !m->rest || !m->k || !m->mass || !m->imass ||
       !m->fixed || !m->dof) {
     ms_model_free(m);

@@ -108,8 +108,8 @@ typedef enum {
 } ms_linsolver;
 
 /* fms pinning and acceleration choices (ms_opt.pin, ms_opt.acceleration) */
-typedef enum { MS_PIN_ELIMINATE = 0, MS_PIN_PENALTY } ms_fms_pin;
-typedef enum { MS_ACCEL_NONE = 0, MS_ACCEL_CHEBYSHEV, MS_ACCEL_ANDERSON } ms_fms_accel;
+typedef enum { MS_PIN_ELIMINATE = 0, MS_PIN_PENALTY, MS_NPIN } ms_fms_pin;
+typedef enum { MS_ACCEL_NONE = 0, MS_ACCEL_CHEBYSHEV, MS_ACCEL_ANDERSON, MS_NACCEL } ms_fms_accel;
 
 /* where the iterations of fms and implicit_euler start (ms_opt.start) */
 typedef enum {
@@ -119,17 +119,94 @@ typedef enum {
   MS_NSTART,
 } ms_start;
 
+/* options.c: the one table of step options. ms_opt_fields describes each ms_opt field;
+ * ms_methods lists, per method, the options it takes under their public names, with defaults
+ * and documentation. Choice names are indexed by their enum values. */
+typedef enum { MS_INT = 0, MS_REAL, MS_FLAG, MS_CHOICE } ms_opt_type;
+typedef enum {
+  MS_OPT_ITERATIONS = 0,
+  MS_OPT_TOL,
+  MS_OPT_SPD,
+  MS_OPT_SHIFT,
+  MS_OPT_LINE_SEARCH,
+  MS_OPT_SOLVER,
+  MS_OPT_PIN,
+  MS_OPT_PIN_WEIGHT,
+  MS_OPT_ACCELERATION,
+  MS_OPT_RHO,
+  MS_OPT_CHEBYSHEV_DELAY,
+  MS_OPT_RELAX,
+  MS_OPT_WINDOW,
+  MS_OPT_START,
+  MS_OPT_SUBSTEPS,
+  MS_OPT_XPBD_DAMPING,
+  MS_NOPT,
+} ms_opt_id;
+typedef struct {
+  const char *name;           /* the field's name, the binding's core keyword */
+  size_t offset;              /* of the field in ms_opt: double for MS_REAL, else int */
+  ms_opt_type type;           /* MS_INT, MS_REAL, MS_FLAG (0 or 1), MS_CHOICE (enum index) */
+  double lo, hi;              /* allowed values: finite, in [lo, hi], or [lo, hi) when hi_open */
+  int hi_open;                /* 1: hi itself is excluded */
+  const char *const *choices; /* MS_CHOICE: names in enum order, NULL-terminated */
+} ms_opt_field;
+typedef struct {
+  const char *name; /* public name, as users pass it */
+  ms_opt_id field;  /* the ms_opt field it sets */
+  double value;     /* default: a number, a flag's 0 or 1, or a choice's enum index */
+  const char *doc;  /* what it does, with units */
+} ms_param;
+typedef struct {
+  const char *name;       /* public name of the method */
+  const char *summary;    /* what it does, one sentence */
+  const ms_param *params; /* its options */
+  int nparam;
+} ms_method_def;
+extern const ms_opt_field ms_opt_fields[MS_NOPT];
+extern const ms_method_def ms_methods[MS_NMETHOD];
+int ms_opt_in_range(const ms_opt_field *f, double v);
+double ms_opt_get(const ms_opt *o, const ms_opt_field *f);
+void ms_opt_set(ms_opt *o, const ms_opt_field *f, double v);
+void ms_opt_defaults(ms_method method, ms_opt *o);
+int ms_opt_check(ms_method method, const ms_opt *o);
+
+/* options.c: a System's constructor defaults, one place for the binding, msim.System's
+ * documentation (msim._core.defaults()) and ms_model_defaults */
+typedef enum {
+  MS_DEFAULT_MASS = 0,
+  MS_DEFAULT_STIFFNESS,
+  MS_DEFAULT_GRAVITY,
+  MS_DEFAULT_DAMPING,
+  MS_DEFAULT_CONTACT_STIFFNESS,
+  MS_DEFAULT_CONTACT_SCALE,
+  MS_DEFAULT_FRICTION,
+  MS_DEFAULT_THREADS,
+  MS_NDEFAULT,
+} ms_default_id;
+typedef struct {
+  const char *name; /* constructor keyword */
+  double value[3];  /* its value: a scalar, or a 3-vector when size is 3 */
+  int size;
+} ms_default;
+extern const ms_default ms_defaults[MS_NDEFAULT];
+void ms_model_defaults(ms_model *m);
+
 /* per-method workspaces, defined in their .c files */
 typedef struct ms_fms_ws ms_fms_ws;
 typedef struct ms_xpbd_ws ms_xpbd_ws;
 
 /* what one step did */
 typedef struct {
-  int iters;        /* iterations run (1 for single-pass methods) */
-  int converged;    /* 1 when tol was met or the method is not iterative */
-  int nhist;        /* entries written to data->hres and data->hobj */
-  int bad;          /* diverged vertex or non-positive-definite column, else -1 */
-  double timing[3]; /* seconds in assembly, factorisation and solves (implicit methods) */
+  int iters;       /* iterations run (1 for single-pass methods) */
+  int converged;   /* 1 when tol was met or the method is not iterative */
+  int nhist;       /* entries written to data->hres and data->hobj */
+  int option;      /* MS_EINPUT: the out-of-range option's index in its method's params */
+  int vertex;      /* MS_EDIVERGED, MS_ENOTPD: the vertex where it happened, else -1 */
+  int axis;        /* MS_ENOTPD: the axis (0..2) of the failing row of a matrix of 3x3
+                      blocks; -1 in a scalar (per-vertex) matrix or when no row is known */
+  double assemble; /* seconds in assembly (implicit methods) */
+  double factor;   /* seconds in factorisation */
+  double solve;    /* seconds in solves */
 } ms_info;
 
 /* per-method workspaces kept in ms_data, defined in their own files */
@@ -168,6 +245,14 @@ typedef struct {
   void *interrupt_ctx;       /* its argument */
   double polled;             /* ms_clock() at the last poll [s] */
 } ms_data;
+
+/* memory.c: every array the core keeps comes from ms_alloc: n elements of size bytes, zeroed,
+ * at least one element (a valid pointer for n = 0); NULL when out of memory. Workspaces are
+ * allocated all or nothing: a *_new function returns a complete one or NULL, and only then is
+ * it published in ms_data, so a failed allocation leaves nothing half-built for the next step.
+ * ms_fail_alloc(k) makes the k-th ms_alloc from now fail (0: none), a test hook. */
+void *ms_alloc(size_t n, size_t size);
+void ms_fail_alloc(int k);
 
 /* model.c: allocation and derived quantities */
 ms_status ms_model_alloc(ms_model *m, int nv, int ns);
@@ -283,7 +368,7 @@ int ms_chol_size(const ms_chol *ch);
 void ms_chol_zero(ms_chol *ch);
 void ms_chol_add_vertex(ms_chol *ch, const ms_model *m, int v, const double *blk);
 void ms_chol_add_spring(ms_chol *ch, const ms_model *m, int s, const double *blk);
-ms_status ms_chol_factor(ms_chol *ch, int *column);
+ms_status ms_chol_factor(ms_chol *ch, int *vertex, int *axis);
 ms_status ms_chol_solve(ms_chol *ch, double *rhs, int nrhs, int nthread);
 
 #endif

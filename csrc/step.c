@@ -79,9 +79,11 @@ int ms_interrupted(ms_data *d) {
 ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
                   ms_info *info) {
   memset(info, 0, sizeof(*info));
-  info->bad = -1;
+  info->option = info->vertex = info->axis = -1;
   if (method < 0 || method >= MS_NMETHOD || !integrators[method] || !(h > 0) || !isfinite(h))
     return MS_EINPUT;
+  info->option = ms_opt_check(method, o);
+  if (info->option >= 0) return MS_EINPUT;
 
   // integrate into xn, vn
   step_pass p = {.m = m, .d = d, .decay = exp(-m->damping * h)};
@@ -94,8 +96,8 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   atomic_init(&p.bad, m->nv);
   ms_blocks(m, m->nv, MS_VBLOCK, finish_block, &p);
   int bad = atomic_load(&p.bad);
-  info->bad = bad < m->nv ? bad : -1;
-  if (info->bad >= 0) return MS_EDIVERGED;
+  info->vertex = bad < m->nv ? bad : -1;
+  if (info->vertex >= 0) return MS_EDIVERGED;
   double *x = d->x, *v = d->v;
   d->x = d->xn, d->v = d->vn;
   d->xn = x, d->vn = v;

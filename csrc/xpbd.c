@@ -34,15 +34,23 @@ void ms_xpbd_free(ms_xpbd_ws *w) {
   free(w);
 }
 
-/* the workspace of d, allocated on first use (nv and ns never change) */
+/* a complete workspace for m, or NULL when out of memory */
+static ms_xpbd_ws *workspace_new(const ms_model *m) {
+  ms_xpbd_ws *w = ms_alloc(1, sizeof(ms_xpbd_ws));
+  if (!w) return NULL;
+  w->lambda = ms_alloc(m->ns, sizeof(double));
+  w->x0 = ms_alloc(3 * (size_t)m->nv, sizeof(double));
+  if (!w->lambda || !w->x0) {
+    ms_xpbd_free(w);
+    return NULL;
+  }
+  return w;
+}
+
+/* the workspace of d, made on first use and published only when complete (nv and ns never
+ * change) */
 static ms_status workspace(const ms_model *m, ms_data *d) {
-  if (d->xpbd) return MS_OK;
-  ms_xpbd_ws *w = calloc(1, sizeof(ms_xpbd_ws));
-  if (!w) return MS_ENOMEM;
-  d->xpbd = w;
-  w->lambda = malloc(sizeof(double) * (m->ns ? m->ns : 1));
-  w->x0 = malloc(sizeof(double) * 3 * (m->nv ? m->nv : 1));
-  return w->lambda && w->x0 ? MS_OK : MS_ENOMEM;
+  return d->xpbd || (d->xpbd = workspace_new(m)) ? MS_OK : MS_ENOMEM;
 }
 
 /* unit vector u from x_j to x_i of spring s and its length; +x for a zero-length spring */

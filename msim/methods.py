@@ -1,13 +1,17 @@
 """The integrators msim offers and the options each one takes.
 
 Every method name maps to its options: the public option name, its default, its type (or the
-allowed strings) and the keyword the C core receives. `resolve` checks a user's options against
-this table so that a misspelt or out-of-place option is an error, never silently ignored.
+allowed strings), its allowed range and the keyword the C core receives. The one table of these
+facts is the C core's (csrc/options.c, read through `_core.methods()`); this module only
+turns it into Python objects. `resolve` checks a user's options against it so that a misspelt
+or out-of-place option is an error, never silently ignored.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,106 +19,49 @@ import numpy as np
 
 from . import _core
 
-# the values the C core accepts for each of its options: name -> (type, low, high)
-_CORE_RANGES: dict[str, tuple[str, float, float]] = _core.step_options()
-
 
 @dataclass(frozen=True)
 class Option:
-    """One step option: default value, accepted type or choices, C keyword, description.
-
-    below: exclusive upper bound of a number (lower bounds are checked by the core).
-    """
+    """One step option: default value, accepted type or choices, C keyword, description, and
+    the allowed range of a number: [low, high], or [low, high) when high_open."""
 
     default: Any
     kind: type | tuple[str, ...]
     core: str
     doc: str
-    below: float | None = None
+    low: float | None = None
+    high: float | None = None
+    high_open: bool = False
+
+    def range_text(self) -> str:
+        """The allowed range as text, like "[0, 1)"."""
+        return f"[{self.low!r}, {self.high!r}{')' if self.high_open else ']'}"
 
 
-SPD = ("clamp", "shift", "project", "none")
-_SPD_DOC = ("how the spring Hessian is kept positive definite: 'clamp' drops the negative "
-            "lateral part (1 - L/l < 0) of compressed springs; 'shift' adds `shift` * I; "
-            "'project' clips each spring block's eigenvalues (k and k(1 - L/l) twice) at 0, "
-            "which for a two-vertex spring gives exactly the clamp; 'none' keeps the exact "
-            "Hessian and raises NotPositiveDefiniteError when the matrix is indefinite")
-START = ("inertial", "previous", "extrapolated")
-_START_DOC = ("the iterations' initial guess: 'inertial' y = x_t + h v + h^2 (g + F/m), F the "
-              "external force (the answer when springs vanish), 'previous' x_t, 'extrapolated' "
-              "x_t + h v (where the published code of Liu et al. 2013 starts); g and its "
-              "minimiser do not depend on it")
-_SHIFT_DOC = ("spd='shift': eps [N/m] added to the diagonal of the stiffness matrix (a spring of "
-              "stiffness eps from every free vertex to where it is); the default, 10% of "
-              "System's default stiffness 1000 N/m, cancels the lateral curvature "
-              "-0.1 k of a default spring compressed by 9%: scale it with your stiffness")
+_KINDS: dict[str, type] = {"int": int, "float": float, "bool": bool}
+
+
+def _option(spec: dict[str, Any]) -> Option:
+    """An Option from one entry of `_core.methods()`."""
+    if spec["type"] == "choice":
+        return Option(spec["default"], spec["choices"], spec["core"], spec["doc"])
+    if spec["type"] == "bool":
+        return Option(spec["default"], bool, spec["core"], spec["doc"])
+    return Option(spec["default"], _KINDS[spec["type"]], spec["core"], spec["doc"], spec["low"],
+                  spec["high"], spec["high_open"])
+
+
+_TABLE = _core.methods()
 
 METHODS: dict[str, dict[str, Option]] = {
-    "explicit_euler": {},
-    "symplectic_euler": {},
-    "implicit_euler": {
-        "max_iterations": Option(1, int, "iterations",
-                                 "Newton iterations at most (1: the course convention)"),
-        "tol": Option(0.0, float, "tol", "stop when |grad g| over free vertices is below tol "
-                      "[N]; 0: run max_iterations"),
-        "spd": Option("clamp", SPD, "spd", _SPD_DOC),
-        "shift": Option(100.0, float, "shift", _SHIFT_DOC),
-        "line_search": Option(False, bool, "line_search",
-                              "backtracking Armijo line search on g along the Newton step"),
-        "start": Option("inertial", START, "start", _START_DOC),
-    },
-    "linearized_implicit": {
-        "solver": Option("cg", ("cg", "jacobi", "direct"), "solver",
-                         "'cg': conjugate gradients with a block-Jacobi preconditioner; "
-                         "'jacobi': block-Jacobi iteration, which converges when the spring "
-                         "blocks are positive semidefinite (any spd but 'none') but slows to a "
-                         "crawl once h^2 k / m >> 1 (hundreds of iterations past h omega ~ 1; "
-                         "with spd='none' it may diverge); 'direct': CHOLMOD"),
-        "max_iterations": Option(500, int, "iterations", "iterations of 'cg' or 'jacobi' at most"),
-        "tol": Option(1e-8, float, "tol", "stop 'cg' or 'jacobi' at this relative residual "
-                      "|b - A dv| / |b|; 0: run max_iterations"),
-        "spd": Option("clamp", SPD, "spd", _SPD_DOC),
-        "shift": Option(100.0, float, "shift", _SHIFT_DOC),
-    },
-    "fms": {
-        "iterations": Option(10, int, "iterations", "local-global iterations per step (cap)"),
-        "tol": Option(0.0, float, "tol", "stop when |grad g| < tol [N]; 0: run all iterations"),
-        "pin": Option("eliminate", ("eliminate", "penalty"), "pin",
-                      "fixed vertices: eliminated from the system, or unknowns held by a "
-                      "penalty pin_weight/2 |x - x0|^2 (the course report's variant; they are "
-                      "still put back exactly after the step)"),
-        "pin_weight": Option(1e8, float, "pin_weight",
-                             "penalty stiffness of pin='penalty' [N/m]; a pinned vertex drifts "
-                             "by about its support force / pin_weight during the iterations"),
-        "acceleration": Option("none", ("none", "chebyshev", "anderson"), "acceleration",
-                               "Chebyshev semi-iteration (Wang 2015) or Anderson mixing with "
-                               "an energy safeguard (Peng 2018)"),
-        "rho": Option(0.99, float, "rho", "chebyshev: spectral radius estimate of plain FMS",
-                      below=1.0),
-        "chebyshev_delay": Option(10, int, "chebyshev_delay",
-                                  "chebyshev: plain iterations before acceleration starts"),
-        "relax": Option(1.0, float, "relax", "chebyshev: under-relaxation gamma", below=2.0),
-        "window": Option(5, int, "window", "anderson: number of past iterates mixed (m)"),
-        "start": Option("inertial", START, "start", _START_DOC),
-    },
-    "xpbd": {
-        "iterations": Option(10, int, "iterations", "Gauss-Seidel sweeps per substep"),
-        "substeps": Option(1, int, "substeps", "substeps per step (lambda reset each)"),
-        "xpbd_damping": Option(0.0, float, "xpbd_damping",
-                               "Macklin's constraint damping beta [N s/m] per spring"),
-    },
-}
+    name: {option: _option(spec) for option, spec in entry["options"].items()}
+    for name, entry in _TABLE.items()}
 
-SUMMARY: dict[str, str] = {
-    "explicit_euler": "x += h v(t); v += h a(x(t)). Unstable for stiff springs, on purpose.",
-    "symplectic_euler": "v += h a(x(t)); x += h v(t+h). Stable below h ~ 2/omega_max.",
-    "implicit_euler": "Newton on g(x) = |x - y|_M^2/(2h^2) + E(x) from x = y; v = (x - x_t)/h.",
-    "linearized_implicit": "One solve (M - h^2 K) dv = h (f + h K v); v += dv; x += h v.",
-    "fms": "Liu 2013 local-global minimisation of the implicit Euler potential with one "
-           "prefactored Cholesky; optional Chebyshev or Anderson acceleration.",
-    "xpbd": "Macklin 2016: predict, then Gauss-Seidel spring projection with compliance 1/k "
-            "and per-spring multipliers; stiffness independent of the iteration count.",
-}
+SUMMARY: dict[str, str] = {name: entry["summary"] for name, entry in _TABLE.items()}
+
+# the choices of the spring Hessian treatment and of the iterations' start, in core order
+SPD: tuple[str, ...] = METHODS["implicit_euler"]["spd"].kind
+START: tuple[str, ...] = METHODS["fms"]["start"].kind
 
 
 def resolve(method: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -149,13 +96,45 @@ def _convert(name: str, value: Any, opt: Option) -> Any:
             raise TypeError(f"{name}: expected True or False, got {value!r}")
         return int(value)  # the core reads flags as integers
     if opt.kind is int:
-        _, low, high = _CORE_RANGES[opt.core]
-        return as_int(name, value, int(low), int(high))
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        number = as_int(name, value)
+    elif isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
-    if opt.below is not None and not value < opt.below:
-        raise ValueError(f"{name}: expected a value below {opt.below:g}, got {value!r}")
-    return float(value)
+    else:
+        number = float(value)
+    above = number >= opt.low
+    below = number < opt.high if opt.high_open else number <= opt.high
+    if not (above and below and (opt.kind is int or math.isfinite(number))):
+        what = "an integer" if opt.kind is int else "a real number"
+        raise ValueError(f"{name}: expected {what} in {opt.range_text()}, got {value!r}")
+    return number
+
+
+def number_text(value: Any) -> str:
+    """A default as a reader writes it: 100 not 100.0, 1e8 not 100000000.0, 1e-8; tuples of
+    numbers likewise."""
+    if isinstance(value, tuple):
+        return "(" + ", ".join(number_text(v) for v in value) + ")"
+    if isinstance(value, bool) or not isinstance(value, float):
+        return repr(value)
+    if value.is_integer() and abs(value) < 1e6:
+        return str(int(value))
+    return re.sub(r"e([+-])0*(\d)", lambda m: "e" + m[1].replace("+", "") + m[2], f"{value:g}")
+
+
+def readme_table() -> str:
+    """The README's table of methods, their summaries and options with defaults, in Markdown."""
+    rows = ["| method | what it does | options (defaults) |", "|---|---|---|"]
+    for name, options in METHODS.items():
+        cells = []
+        for option, spec in options.items():
+            if isinstance(spec.kind, tuple):
+                shown = " / ".join(f'`"{c}"`' for c in spec.kind if c != spec.default)
+                cells.append(f'`{option}="{spec.default}"`' + (f" / {shown}" if shown else ""))
+            else:
+                cells.append(f"`{option}={number_text(spec.default)}`")
+        summary = SUMMARY[name].replace("|", "\\|")
+        rows.append(f"| `{name}` | {summary} | {', '.join(cells)} |".replace("|  |", "| |"))
+    return "\n".join(rows) + "\n"
 
 
 def as_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core
-from .methods import as_int, resolve
+from .methods import as_int, number_text, resolve
 
 
 @dataclass(frozen=True)
@@ -80,9 +80,10 @@ class Trajectory:
 class System(_core.System):
     """A mass-spring system stepped in C.
 
-    System(vertices, edges, *, mass=0.01, stiffness=1000.0, rest_lengths=None, fixed=None,
-           gravity=(0, -9.81, 0), damping=0.0, planes=None, spheres=None,
-           contact_stiffness=1e4, contact_scale=1.1, friction=0.0, threads=1)
+    System(vertices, edges, *, mass={mass}, stiffness={stiffness}, rest_lengths=None,
+           fixed=None, gravity={gravity}, damping={damping}, planes=None, spheres=None,
+           contact_stiffness={contact_stiffness}, contact_scale={contact_scale},
+           friction={friction}, threads={threads})
 
     vertices (n,3) [m]; edges (m,2) vertex indices; mass [kg] scalar or (n,); stiffness [N/m]
     scalar or (m,); rest_lengths [m] (m,), default the lengths in `vertices`; fixed: vertex
@@ -245,6 +246,11 @@ class System(_core.System):
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(n_vertices={self.n_vertices}, n_springs={self.n_springs}, "
                 f"fixed={len(self.fixed)}, time={self.time:g}, steps={self.steps})")
+
+
+# the signature's defaults, from the core's one table of them
+System.__doc__ = System.__doc__.format_map(
+    {name: number_text(value) for name, value in _core.defaults().items()})
 
 
 def _restore(cls: type, params: dict[str, Any], state: dict[str, Any]) -> System:

@@ -165,6 +165,9 @@ def test_indefinite_system_raises_with_a_column_and_keeps_the_state(method, opti
     with pytest.raises(msim.NotPositiveDefiniteError) as err:
         sim.step(1.0, method, spd="none", **options)
     assert err.value.column // 3 == 1  # the free vertex
+    # along the spring (axis 0) the stiffness is k > 0; across it k (1 - 10) < 0
+    assert err.value.vertex == 1 and err.value.axis in (1, 2)
+    assert f"at vertex 1, axis {err.value.axis}" in str(err.value)
     for a, b in zip(before, _state(sim)):
         np.testing.assert_array_equal(a, b)
     sim.step(1.0, method, **options)  # the default clamp makes it definite

@@ -46,3 +46,12 @@ def test_quick_start_and_contact_snippets_run_and_the_cloth_drapes(tmp_path, mon
     middle = np.argmin(np.linalg.norm(x0[:, [0, 2]] - centre[[0, 2]], axis=1))
     assert abs(x[middle, 1] - (centre[1] + contact_radius)) < 0.02
     assert (tmp_path / "run.npz").exists() and (tmp_path / "frame.png").exists()
+
+
+def test_the_method_table_is_the_one_msim_builds_from_the_core_table():
+    # regenerate with: python -c "import msim.methods as m; print(m.readme_table(), end='')"
+    from msim.methods import readme_table
+
+    text = README.read_text()
+    start = text.index("| method | what it does | options (defaults) |")
+    assert text[start:text.index("\n\n", start) + 1] == readme_table()

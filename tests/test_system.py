@@ -161,3 +161,15 @@ def test_methods_table_matches_the_core():
         sim = msim.System(np.zeros((1, 3)), np.zeros((0, 2), int))
         assert sim.step(0.01, method=name).method == name
         assert name in msim.SUMMARY
+
+
+def test_constructor_defaults_are_the_core_tables_and_the_docstring_says_them():
+    defaults = msim._core.defaults()
+    sim = msim.System([[0.0, 0, 0], [1, 0, 0]], [[0, 1]])
+    np.testing.assert_array_equal(sim.mass, [defaults["mass"]] * 2)
+    np.testing.assert_array_equal(sim.stiffness, [defaults["stiffness"]])
+    np.testing.assert_array_equal(sim.gravity, defaults["gravity"])
+    for name in ("damping", "contact_stiffness", "contact_scale", "friction", "threads"):
+        assert getattr(sim, name) == defaults[name]
+    assert defaults["mass"] == 0.01 and defaults["gravity"] == (0.0, -9.81, 0.0)  # the contract
+    assert "mass=0.01, stiffness=1000," in msim.System.__doc__

@@ -111,3 +111,46 @@ def test_any_memory_layout_gives_the_same_system(layout):
         for _ in range(5):
             s.step(1e-3, method="symplectic_euler")
     np.testing.assert_array_equal(sim.positions, base.positions)
+
+
+@pytest.mark.parametrize("method, options, message", [
+    ("fms", {"rho": 1.0}, r"rho: expected a real number in \[0.0, 1.0\), got 1.0"),
+    ("fms", {"relax": 2}, r"relax: expected a real number in \[0.0, 2.0\), got 2"),
+    ("fms", {"pin_weight": -1.0}, r"pin_weight: expected a real number in \[0.0, inf\], got -1.0"),
+    ("implicit_euler", {"tol": np.inf}, r"tol: expected a real number in \[0.0, inf\], got inf"),
+    ("implicit_euler", {"max_iterations": 0},
+     r"max_iterations: expected an integer in \[1, 1000000000\], got 0"),
+    ("fms", {"window": 101}, r"window: expected an integer in \[1, 100\], got 101"),
+])
+def test_options_out_of_range_name_the_option_and_the_range(sim, method, options, message):
+    with pytest.raises(ValueError, match=message):
+        sim.step(0.01, method, **options)
+    assert sim.steps == 0
+
+
+@pytest.mark.parametrize("core, message", [
+    ({"rho": 1.5}, r"rho: expected a real number in \[0.0, 1.0\), got 1.5"),
+    ({"acceleration": 3}, r"acceleration: expected an integer in \[0, 2\], got 3"),
+    ({"start": -1}, r"start: expected an integer in \[0, 2\], got -1"),
+])
+def test_the_core_keywords_are_checked_against_the_same_table(sim, core, message):
+    # the private _step takes the core's keywords; it checks them with the same ranges
+    with pytest.raises(ValueError, match=message):
+        sim._step(0.01, "fms", **core)
+    assert sim.steps == 0
+
+
+def test_every_option_default_lies_in_its_range_and_choices_follow_the_core():
+    for name, options in msim.METHODS.items():
+        for option, spec in options.items():
+            if isinstance(spec.kind, tuple):
+                assert spec.default in spec.kind
+            elif spec.kind is not bool:
+                assert spec.low <= spec.default <= spec.high, (name, option)
+    # the Hessian treatments by index: 'none' is the exact Hessian, so 'shift' (which adds its
+    # shift only to the system matrix) gives the same blocks; 'clamp' differs once compressed
+    sim = msim.System([[0.0, 0, 0], [0.5, 0, 0]], [[0, 1]], rest_lengths=[1.0])
+    spd = msim.methods.SPD
+    exact = sim._hessian_blocks(spd.index("none"))
+    np.testing.assert_array_equal(sim._hessian_blocks(spd.index("shift")), exact)
+    assert not np.array_equal(sim._hessian_blocks(spd.index("clamp")), exact)

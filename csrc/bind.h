@@ -1,0 +1,94 @@
+/* bind.h: what the files of the Python module msim._core share (bind_*.c). The binding turns
+ * NumPy arrays into core calls and status codes into exceptions; it holds no physics.
+ *
+ *   bind_convert.c  Python objects to checked C values (errors name the argument) and back
+ *   bind_system.c   the System type: lock, construction, state access, type spec
+ *   bind_step.c     step options and their table (methods(), defaults()), stepping without
+ *                   the GIL, exceptions from status codes
+ *   bind_props.c    the System's properties
+ *   bind_module.c   module functions, exceptions, multi-phase init
+ */
+#ifndef MSIM_BIND_H
+#define MSIM_BIND_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+
+/* one NumPy C-API table for all binding files, filled by import_array in bind_module.c */
+#define PY_ARRAY_UNIQUE_SYMBOL ms_numpy_api
+#ifndef MS_BIND_MODULE
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include "msim.h"
+
+/* ---------------------------------------------------------------- module state */
+
+typedef struct {
+  PyObject *Error;
+  PyObject *DivergenceError;
+  PyObject *NotPositiveDefiniteError;
+  PyObject *CholmodError;
+  PyObject *SystemType;
+  unsigned long main_thread; /* the thread Python's signal handlers run on */
+} mod_state;
+
+/* the state of the module that defined self's type; NULL with an exception set */
+mod_state *state_of(PyObject *self);
+
+/* ---------------------------------------------------------------- the System object */
+
+typedef struct {
+  PyObject_HEAD
+  ms_model m;
+  ms_data d;
+  PyThread_type_lock lock; /* serialises stepping and state access across threads */
+  uint64_t lock_forks;     /* ms_fork_generation() when the lock was last known good */
+  unsigned long stepping;  /* thread running a step of this System, 0 when none */
+  int ready;
+} SystemObject;
+
+int sys_lock(SystemObject *s);
+void sys_unlock(SystemObject *s);
+int check_ready(SystemObject *s);
+
+extern PyType_Spec System_spec;
+extern PyGetSetDef System_getset[];
+
+/* ---------------------------------------------------------------- bind_convert.c */
+
+/* threads of the passes inside a step: an integer in [1, MS_MAX_THREADS] */
+#define MS_MAX_THREADS 1024
+
+PyArrayObject *to_array(PyObject *obj, const char *name, int typenum);
+int check_points(PyArrayObject *a, const char *name, npy_intp n);
+PyArrayObject *get_edges(PyObject *obj, npy_intp nv);
+PyArrayObject *get_points(PyObject *obj, const char *name, npy_intp n);
+int per_values(PyArrayObject *a, const char *name, npy_intp n, const char *per, double lo,
+               int strict, double *out);
+int get_per(PyObject *obj, const char *name, npy_intp n, const char *per, double lo, int strict,
+            double *out);
+PyArrayObject *fixed_array(PyObject *obj);
+int fixed_mask(PyArrayObject *a, npy_intp nv, unsigned char *out);
+int get_fixed(PyObject *obj, npy_intp nv, unsigned char *out);
+int get_vec3(PyObject *obj, const char *name, double *out);
+int get_real(PyObject *obj, const char *name, double lo, int strict, double *out);
+int get_integer(PyObject *obj, const char *name, long long lo, long long hi, long long *out);
+int get_threads(PyObject *obj, int *out);
+int get_colliders(PyObject *obj, const char *name, int spheres, double **out, int *count);
+PyObject *array_copy(const double *src, npy_intp n, int cols);
+
+/* per-vertex state arrays by number: 0 positions, 1 velocities, 2 external forces */
+extern const char *const points_name[3];
+double *points_of(SystemObject *self, intptr_t which);
+
+/* ---------------------------------------------------------------- bind_step.c */
+
+PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw);
+PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw);
+PyObject *methods_py(PyObject *mod, PyObject *unused);
+PyObject *defaults_py(PyObject *mod, PyObject *unused);
+
+#endif

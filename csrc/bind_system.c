@@ -1,0 +1,322 @@
+/* bind_system.c: the System type: its lock, construction, state access and type spec */
+#include "bind.h"
+
+#include <math.h>
+#include <string.h>
+
+/* in a forked child, a lock that a thread which did not survive the fork was holding is
+ * replaced, and the workspaces that thread may have been writing are dropped (leaked, as
+ * they may be torn; the state itself is only written when a step succeeds) */
+static int renew_after_fork(SystemObject *s) {
+  uint64_t forks = ms_fork_generation();
+  if (s->lock_forks == forks || !s->lock) return 0;
+  if (PyThread_acquire_lock(s->lock, NOWAIT_LOCK)) {
+    PyThread_release_lock(s->lock);
+  } else {
+    PyThread_type_lock fresh = PyThread_allocate_lock();
+    if (!fresh) return (PyErr_NoMemory(), -1);
+    s->lock = fresh;
+    s->stepping = 0;
+    s->d.implicit = NULL, s->d.fms = NULL, s->d.xpbd = NULL;
+  }
+  s->lock_forks = forks;
+  return 0;
+}
+
+/* take the System's lock, letting other threads run while waiting; RuntimeError when this
+ * thread is inside a step of this System (a signal handler run by the step's interrupt
+ * check) */
+int sys_lock(SystemObject *s) {
+  if (s->stepping && s->stepping == PyThread_get_thread_ident()) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "System: in use by a step on this thread; a signal handler cannot use "
+                    "the System whose step it interrupted");
+    return -1;
+  }
+  if (renew_after_fork(s)) return -1;
+  if (PyThread_acquire_lock(s->lock, NOWAIT_LOCK)) return 0;
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(s->lock, WAIT_LOCK);
+  Py_END_ALLOW_THREADS
+  return 0;
+}
+
+void sys_unlock(SystemObject *s) {
+  PyThread_release_lock(s->lock);
+}
+
+int check_ready(SystemObject *s) {
+  if (s->ready) return 0;
+  PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
+  return -1;
+}
+
+static void System_dealloc(SystemObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  ms_data_free(&self->d);
+  ms_model_free(&self->m);
+  if (self->lock) PyThread_free_lock(self->lock);
+  tp->tp_free((PyObject *)self);
+  Py_DECREF(tp);
+}
+
+/* rest lengths from vertex positions */
+static void rest_from_positions(ms_model *m, const double *x) {
+  for (int s = 0; s < m->ns; s++) {
+    const double *a = x + 3 * m->edge[2 * s], *b = x + 3 * m->edge[2 * s + 1];
+    double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    m->rest[s] = sqrt(dx * dx + dy * dy + dz * dz);
+  }
+}
+
+/* constructor arguments; NULL where the caller left the default */
+typedef struct {
+  PyObject *vertices, *edges, *mass, *stiffness, *rest, *fixed, *gravity, *damping;
+  PyObject *planes, *spheres, *kc, *cscale, *mu, *threads;
+} sys_args;
+
+static void fill(double *dst, npy_intp n, double value) {
+  for (npy_intp i = 0; i < n; i++) dst[i] = value;
+}
+
+/* the parameters of m from a, each validated before it is written */
+static int build_parameters(ms_model *m, const sys_args *a, const double *x) {
+  npy_intp nv = m->nv, ns = m->ns;
+  if (!a->rest || a->rest == Py_None)
+    rest_from_positions(m, x);
+  else if (get_per(a->rest, "rest_lengths", ns, "spring", 0, 0, m->rest))
+    return -1;
+  if (a->mass ? get_per(a->mass, "mass", nv, "vertex", 0, 1, m->mass)
+              : (fill(m->mass, nv, ms_defaults[MS_DEFAULT_MASS].value[0]), 0))
+    return -1;
+  if (a->stiffness ? get_per(a->stiffness, "stiffness", ns, "spring", 0, 0, m->k)
+                   : (fill(m->k, ns, ms_defaults[MS_DEFAULT_STIFFNESS].value[0]), 0))
+    return -1;
+  ms_model_defaults(m);
+  if (get_fixed(a->fixed ? a->fixed : Py_None, nv, m->fixed) ||
+      (a->gravity && get_vec3(a->gravity, "gravity", m->gravity)) ||
+      (a->damping && get_real(a->damping, "damping", 0, 0, &m->damping)) ||
+      (a->kc && get_real(a->kc, "contact_stiffness", 0, 0, &m->kc)) ||
+      (a->cscale && get_real(a->cscale, "contact_scale", 0, 1, &m->cscale)) ||
+      (a->mu && get_real(a->mu, "friction", 0, 0, &m->mu)) ||
+      (a->threads && get_threads(a->threads, &m->nthread)))
+    return -1;
+  double *planes, *spheres;
+  if (get_colliders(a->planes ? a->planes : Py_None, "planes", 0, &planes, &m->nplane)) return -1;
+  if (get_colliders(a->spheres ? a->spheres : Py_None, "spheres", 1, &spheres, &m->nsphere)) {
+    free(planes);
+    return -1;
+  }
+  m->plane = planes, m->sphere = spheres;
+  return 0;
+}
+
+/* build a model and data from the arguments; on error nothing is left allocated */
+static int build(ms_model *m, ms_data *d, const sys_args *a) {
+  PyArrayObject *x = get_points(a->vertices, "vertices", -1), *e = NULL;
+  if (!x) return -1;
+  npy_intp nv = PyArray_DIM(x, 0);
+  e = get_edges(a->edges, nv);
+  if (!e) goto fail_arrays;
+  npy_intp ns = PyArray_DIM(e, 0);
+  if (nv > INT_MAX / 4 || ns > INT_MAX / 4) {
+    PyErr_Format(PyExc_ValueError,
+                 "vertices: expected at most %d vertices and springs, got %zd "
+                 "and %zd",
+                 INT_MAX / 4, (Py_ssize_t)nv, (Py_ssize_t)ns);
+    goto fail_arrays;
+  }
+  if (ms_model_alloc(m, (int)nv, (int)ns) != MS_OK) {
+    PyErr_NoMemory();
+    goto fail_arrays;
+  }
+  for (npy_intp i = 0; i < 2 * ns; i++) m->edge[i] = (int)((int64_t *)PyArray_DATA(e))[i];
+  ms_model_topology(m);
+  if (build_parameters(m, a, PyArray_DATA(x))) goto fail_model;
+  ms_model_update(m, 1);
+
+  // state: at rest in the given positions
+  if (ms_data_alloc(d, m) != MS_OK) {
+    PyErr_NoMemory();
+    goto fail_model;
+  }
+  memcpy(d->x, PyArray_DATA(x), sizeof(double) * 3 * nv);
+  Py_DECREF(x);
+  Py_DECREF(e);
+  return 0;
+fail_model:
+  ms_model_free(m);
+fail_arrays:
+  Py_XDECREF(x);
+  Py_XDECREF(e);
+  return -1;
+}
+
+static int System_init(SystemObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {
+      "vertices", "edges",   "mass",   "stiffness", "rest_lengths",      "fixed",
+      "gravity",  "damping", "planes", "spheres",   "contact_stiffness", "contact_scale",
+      "friction", "threads", NULL};
+  sys_args a = {0};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOOOOOO:System", kwlist, &a.vertices,
+                                   &a.edges, &a.mass, &a.stiffness, &a.rest, &a.fixed, &a.gravity,
+                                   &a.damping, &a.planes, &a.spheres, &a.kc, &a.cscale, &a.mu,
+                                   &a.threads))
+    return -1;
+  ms_model m;
+  ms_data d;
+  if (build(&m, &d, &a)) return -1;
+
+  // swap the new system in; a re-initialised object drops its old one
+  if (!self->lock && !(self->lock = PyThread_allocate_lock())) PyErr_NoMemory();
+  if (!self->lock || sys_lock(self)) {
+    ms_data_free(&d);
+    ms_model_free(&m);
+    return -1;
+  }
+  if (self->ready) {
+    ms_data_free(&self->d);
+    ms_model_free(&self->m);
+  }
+  self->m = m;
+  self->d = d;
+  self->ready = 1;
+  sys_unlock(self);
+  return 0;
+}
+
+/* _hessian_blocks(spd) -> (m,3,3) spring Hessian blocks at the current positions [N/m] */
+static PyObject *System_hessian_blocks(SystemObject *self, PyObject *arg) {
+  if (check_ready(self)) return NULL;
+  long spd = PyLong_AsLong(arg);
+  if (spd == -1 && PyErr_Occurred()) return NULL;
+  if (spd < 0 || spd >= MS_NSPD) {
+    PyErr_Format(PyExc_ValueError, "spd: expected an index in [0, %d), got %ld", MS_NSPD, spd);
+    return NULL;
+  }
+  if (sys_lock(self)) return NULL;
+  npy_intp dims[3] = {self->m.ns, 3, 3};
+  PyObject *a = PyArray_SimpleNew(3, dims, NPY_DOUBLE);
+  double *blk = a ? PyArray_DATA((PyArrayObject *)a) : NULL;
+  for (int s = 0; blk && s < self->m.ns; s++)
+    ms_spring_hessian(&self->m, self->d.x, s, (ms_spd)spd, blk + 9 * s);
+  sys_unlock(self);
+  return a;
+}
+
+/* _fms_factorizations() -> numeric factorisations FMS has done so far (cache checks) */
+static PyObject *System_fms_factorizations(SystemObject *self, PyObject *unused) {
+  if (check_ready(self)) return NULL;
+  if (sys_lock(self)) return NULL;
+  long long n = ms_fms_factorizations(&self->d);
+  sys_unlock(self);
+  return PyLong_FromLongLong(n);
+}
+
+/* energy() -> {"kinetic", "spring", "gravity", "total"} in joules */
+static PyObject *System_energy(SystemObject *self, PyObject *unused) {
+  if (check_ready(self) || sys_lock(self)) return NULL;
+  ms_energies e = ms_energy(&self->m, &self->d);
+  sys_unlock(self);
+  return Py_BuildValue("{sdsdsdsdsd}", "kinetic", e.kinetic, "spring", e.spring, "gravity",
+                       e.gravity, "collision", e.collision, "total",
+                       e.kinetic + e.spring + e.gravity + e.collision);
+}
+
+/* per-vertex state arrays: 0 positions, 1 velocities, 2 external forces */
+const char *const points_name[3] = {"positions", "velocities", "external_forces"};
+
+double *points_of(SystemObject *self, intptr_t which) {
+  double *arrays[] = {self->d.x, self->d.v, self->d.fext};
+  return arrays[which];
+}
+
+/* forces() -> (n,3) spring, gravity and external force on every vertex [N], fixed ones included
+ * (they ignore their external force) */
+static PyObject *System_forces(SystemObject *self, PyObject *unused) {
+  if (check_ready(self) || sys_lock(self)) return NULL;
+  npy_intp dims[2] = {self->m.nv, 3};
+  PyObject *f = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
+  if (f) ms_total_forces(&self->m, &self->d, self->d.x, PyArray_DATA((PyArrayObject *)f));
+  sys_unlock(self);
+  return f;
+}
+
+/* set_state(positions, velocities, time=0.0, steps=0, external_forces=None): all validated
+ * before any is written; external_forces None means none (zeros) */
+static PyObject *System_set_state(SystemObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"positions", "velocities", "time", "steps", "external_forces", NULL};
+  PyObject *obj[3] = {NULL, NULL, Py_None}, *timeobj = NULL, *stepsobj = NULL;
+  long long steps = 0;
+  double t = 0.0;
+  if (check_ready(self) ||
+      !PyArg_ParseTupleAndKeywords(args, kw, "OO|OOO:_set_state", kwlist, &obj[0], &obj[1],
+                                   &timeobj, &stepsobj, &obj[2]))
+    return NULL;
+  if ((timeobj && get_real(timeobj, "time", -INFINITY, 0, &t)) ||
+      (stepsobj && get_integer(stepsobj, "steps", 0, INT64_MAX, &steps)))
+    return NULL;
+
+  // convert first (NumPy may run Python code, re-initialisation included), then check the
+  // arrays against the System as it is under the lock
+  PyArrayObject *a[3] = {NULL, NULL, NULL};
+  int err = 0, given = obj[2] != Py_None ? 3 : 2;
+  for (int k = 0; k < given && !err; k++)
+    err = !(a[k] = to_array(obj[k], points_name[k], NPY_DOUBLE));
+  err = err || sys_lock(self);
+  if (!err) {
+    for (int k = 0; k < given && !err; k++) err = check_points(a[k], points_name[k], self->m.nv);
+    for (int k = 0; k < 3 && !err; k++) {
+      if (a[k])
+        memcpy(points_of(self, k), PyArray_DATA(a[k]), sizeof(double) * 3 * self->m.nv);
+      else
+        memset(points_of(self, k), 0, sizeof(double) * 3 * self->m.nv);
+    }
+    if (!err) self->d.time = t, self->d.nstep = steps;
+    sys_unlock(self);
+  }
+  for (int k = 0; k < 3; k++) Py_XDECREF(a[k]);
+  if (err) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef System_methods[] = {
+    {"_step", (PyCFunction)(void (*)(void))System_step, METH_VARARGS | METH_KEYWORDS,
+     "_step(dt, method, **options) -> (iterations, converged, residuals, objectives, "
+     "seconds, timings); use System.step"},
+    {"_hessian_blocks", (PyCFunction)System_hessian_blocks, METH_O,
+     "_hessian_blocks(spd) -> (m,3,3) spring Hessian blocks at the current positions [N/m]; "
+     "spd is the index of the treatment in METHODS['implicit_euler']['spd'].kind"},
+    {"_fms_factorizations", (PyCFunction)System_fms_factorizations, METH_NOARGS,
+     "_fms_factorizations() -> numeric factorisations FMS has done (tests of the cache)"},
+    {"_fms_kernel", (PyCFunction)(void (*)(void))System_fms_kernel, METH_VARARGS | METH_KEYWORDS,
+     "_fms_kernel(dt, part, repeats, **core_options) -> seconds of one FMS kernel (benchmarks)"},
+    {"energy", (PyCFunction)System_energy, METH_NOARGS,
+     "energy() -> dict of kinetic, spring, gravity, collision and total energy [J]; the "
+     "external forces have no potential in it (their work changes the total)"},
+    {"forces", (PyCFunction)System_forces, METH_NOARGS,
+     "forces() -> (n,3) spring, gravity and external force on every vertex [N]"},
+    {"_set_state", (PyCFunction)(void (*)(void))System_set_state, METH_VARARGS | METH_KEYWORDS,
+     "_set_state(positions, velocities, time=0.0, steps=0, external_forces=None): replace the "
+     "state atomically; use System.set_state"},
+    {NULL},
+};
+
+static PyType_Slot System_slots[] = {
+    {Py_tp_doc,
+     "System(vertices, edges, **parameters): C core of msim.System, whose documentation "
+     "gives the parameters; their defaults are msim._core.defaults()"},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, System_init},
+    {Py_tp_dealloc, System_dealloc},
+    {Py_tp_methods, System_methods},
+    {Py_tp_getset, System_getset},
+    {0, NULL},
+};
+
+PyType_Spec System_spec = {
+    .name = "msim._core.System",
+    .basicsize = sizeof(SystemObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .slots = System_slots,
+};

@@ -1,0 +1,21 @@
+/* memory.c: allocation of model, data and workspace arrays, with a test hook that makes a
+ * chosen allocation fail so that recovery from out-of-memory can be tested */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "msim.h"
+
+/* allocations left before the one that fails; 0: none fails */
+static atomic_int fail_countdown;
+
+void ms_fail_alloc(int k) {
+  atomic_store(&fail_countdown, k > 0 ? k : 0);
+}
+
+void *ms_alloc(size_t n, size_t size) {
+  int left = atomic_load(&fail_countdown);
+  while (left > 0 && !atomic_compare_exchange_weak(&fail_countdown, &left, left - 1)) {
+  }
+  if (left == 1) return NULL;
+  return calloc(n ? n : 1, size);
+}

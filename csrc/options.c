@@ -1,0 +1,218 @@
+/* options.c: the one table of step options and constructor defaults. Every fact about an
+ * option lives here: its ms_opt field, type, allowed range, choice names (in enum order), and
+ * for each method that takes it, its public name, default and documentation. The binding
+ * exports the table (msim._core.methods()); msim.METHODS, msim.methods.resolve and the
+ * README's method table are built from it. */
+#include <math.h>
+#include <stddef.h>
+
+#include "msim.h"
+
+/* iteration caps, substeps and delays: loops count in int, so caps stay well inside it */
+#define MS_MAX_COUNT 1000000000
+/* anderson history columns: each holds two (n,3) arrays */
+#define MS_MAX_WINDOW 100
+
+/* choice names, indexed by their enum values */
+static const char *const spd_names[] = {
+    [MS_SPD_CLAMP] = "clamp", [MS_SPD_SHIFT] = "shift", [MS_SPD_PROJECT] = "project",
+    [MS_SPD_NONE] = "none",   [MS_NSPD] = NULL,
+};
+static const char *const solver_names[] = {
+    [MS_SOLVE_CG] = "cg",
+    [MS_SOLVE_JACOBI] = "jacobi",
+    [MS_SOLVE_DIRECT] = "direct",
+    [MS_NSOLVE] = NULL,
+};
+static const char *const pin_names[] = {
+    [MS_PIN_ELIMINATE] = "eliminate", [MS_PIN_PENALTY] = "penalty", [MS_NPIN] = NULL};
+static const char *const accel_names[] = {
+    [MS_ACCEL_NONE] = "none",
+    [MS_ACCEL_CHEBYSHEV] = "chebyshev",
+    [MS_ACCEL_ANDERSON] = "anderson",
+    [MS_NACCEL] = NULL,
+};
+static const char *const start_names[] = {
+    [MS_START_INERTIAL] = "inertial",
+    [MS_START_PREVIOUS] = "previous",
+    [MS_START_EXTRAPOLATED] = "extrapolated",
+    [MS_NSTART] = NULL,
+};
+
+/* the fields of ms_opt: name and offset, type, range [lo, hi] (hi excluded when hi_open),
+ * choices */
+#define FIELD(f) #f, offsetof(ms_opt, f)
+const ms_opt_field ms_opt_fields[MS_NOPT] = {
+    [MS_OPT_ITERATIONS] = {FIELD(iterations), MS_INT, 1, MS_MAX_COUNT},
+    [MS_OPT_TOL] = {FIELD(tol), MS_REAL, 0, INFINITY},
+    [MS_OPT_SPD] = {FIELD(spd), MS_CHOICE, 0, MS_NSPD - 1, 0, spd_names},
+    [MS_OPT_SHIFT] = {FIELD(shift), MS_REAL, 0, INFINITY},
+    [MS_OPT_LINE_SEARCH] = {FIELD(line_search), MS_FLAG, 0, 1},
+    [MS_OPT_SOLVER] = {FIELD(solver), MS_CHOICE, 0, MS_NSOLVE - 1, 0, solver_names},
+    [MS_OPT_PIN] = {FIELD(pin), MS_CHOICE, 0, MS_NPIN - 1, 0, pin_names},
+    [MS_OPT_PIN_WEIGHT] = {FIELD(pin_weight), MS_REAL, 0, INFINITY},
+    [MS_OPT_ACCELERATION] = {FIELD(acceleration), MS_CHOICE, 0, MS_NACCEL - 1, 0, accel_names},
+    [MS_OPT_RHO] = {FIELD(rho), MS_REAL, 0, 1, 1},
+    [MS_OPT_CHEBYSHEV_DELAY] = {FIELD(chebyshev_delay), MS_INT, 0, MS_MAX_COUNT},
+    [MS_OPT_RELAX] = {FIELD(relax), MS_REAL, 0, 2, 1},
+    [MS_OPT_WINDOW] = {FIELD(window), MS_INT, 1, MS_MAX_WINDOW},
+    [MS_OPT_START] = {FIELD(start), MS_CHOICE, 0, MS_NSTART - 1, 0, start_names},
+    [MS_OPT_SUBSTEPS] = {FIELD(substeps), MS_INT, 1, MS_MAX_COUNT},
+    [MS_OPT_XPBD_DAMPING] = {FIELD(xpbd_damping), MS_REAL, 0, INFINITY},
+};
+#undef FIELD
+
+/* documentation shared by several methods */
+#define SPD_DOC                                                                                 \
+  "how the spring Hessian is kept positive definite: 'clamp' drops the negative lateral part "  \
+  "(1 - L/l < 0) of compressed springs; 'shift' adds `shift` * I; 'project' clips each spring " \
+  "block's eigenvalues (k and k(1 - L/l) twice) at 0, which for a two-vertex spring gives "     \
+  "exactly the clamp; 'none' keeps the exact Hessian and raises NotPositiveDefiniteError when " \
+  "the matrix is indefinite"
+#define SHIFT_DOC                                                                                \
+  "spd='shift': eps [N/m] added to the diagonal of the stiffness matrix (a spring of stiffness " \
+  "eps from every free vertex to where it is); the default, 10% of System's default stiffness "  \
+  "1000 N/m, cancels the lateral curvature -0.1 k of a default spring compressed by 9%: scale "  \
+  "it with your stiffness"
+#define START_DOC                                                                            \
+  "the iterations' initial guess: 'inertial' y = x_t + h v + h^2 (g + F/m), F the external " \
+  "force (the answer when springs vanish), 'previous' x_t, 'extrapolated' x_t + h v (where " \
+  "the published code of Liu et al. 2013 starts); g and its minimiser do not depend on it"
+
+/* each method's options: public name, field, default (a choice's index, a flag's 0 or 1) */
+static const ms_param implicit_params[] = {
+    {"max_iterations", MS_OPT_ITERATIONS, 1,
+     "Newton iterations at most (1: the course convention)"},
+    {"tol", MS_OPT_TOL, 0,
+     "stop when |grad g| over free vertices is below tol [N]; 0: run max_iterations"},
+    {"spd", MS_OPT_SPD, MS_SPD_CLAMP, SPD_DOC},
+    {"shift", MS_OPT_SHIFT, 100, SHIFT_DOC},
+    {"line_search", MS_OPT_LINE_SEARCH, 0,
+     "backtracking Armijo line search on g along the Newton step"},
+    {"start", MS_OPT_START, MS_START_INERTIAL, START_DOC},
+};
+static const ms_param linearized_params[] = {
+    {"solver", MS_OPT_SOLVER, MS_SOLVE_CG,
+     "'cg': conjugate gradients with a block-Jacobi preconditioner; 'jacobi': block-Jacobi "
+     "iteration, which converges when the spring blocks are positive semidefinite (any spd but "
+     "'none') but slows to a crawl once h^2 k / m >> 1 (hundreds of iterations past h omega ~ "
+     "1; with spd='none' it may diverge); 'direct': CHOLMOD"},
+    {"max_iterations", MS_OPT_ITERATIONS, 500, "iterations of 'cg' or 'jacobi' at most"},
+    {"tol", MS_OPT_TOL, 1e-8,
+     "stop 'cg' or 'jacobi' at this relative residual |b - A dv| / |b|; 0: run max_iterations"},
+    {"spd", MS_OPT_SPD, MS_SPD_CLAMP, SPD_DOC},
+    {"shift", MS_OPT_SHIFT, 100, SHIFT_DOC},
+};
+static const ms_param fms_params[] = {
+    {"iterations", MS_OPT_ITERATIONS, 10, "local-global iterations per step (cap)"},
+    {"tol", MS_OPT_TOL, 0, "stop when |grad g| < tol [N]; 0: run all iterations"},
+    {"pin", MS_OPT_PIN, MS_PIN_ELIMINATE,
+     "fixed vertices: eliminated from the system, or unknowns held by a penalty "
+     "pin_weight/2 |x - x0|^2 (the course report's variant; they are still put back exactly "
+     "after the step)"},
+    {"pin_weight", MS_OPT_PIN_WEIGHT, 1e8,
+     "penalty stiffness of pin='penalty' [N/m]; a pinned vertex drifts by about its support "
+     "force / pin_weight during the iterations"},
+    {"acceleration", MS_OPT_ACCELERATION, MS_ACCEL_NONE,
+     "Chebyshev semi-iteration (Wang 2015) or Anderson mixing with an energy safeguard (Peng "
+     "2018)"},
+    {"rho", MS_OPT_RHO, 0.99, "chebyshev: spectral radius estimate of plain FMS"},
+    {"chebyshev_delay", MS_OPT_CHEBYSHEV_DELAY, 10,
+     "chebyshev: plain iterations before acceleration starts"},
+    {"relax", MS_OPT_RELAX, 1, "chebyshev: under-relaxation gamma"},
+    {"window", MS_OPT_WINDOW, 5, "anderson: number of past iterates mixed (m)"},
+    {"start", MS_OPT_START, MS_START_INERTIAL, START_DOC},
+};
+static const ms_param xpbd_params[] = {
+    {"iterations", MS_OPT_ITERATIONS, 10, "Gauss-Seidel sweeps per substep"},
+    {"substeps", MS_OPT_SUBSTEPS, 1, "substeps per step (lambda reset each)"},
+    {"xpbd_damping", MS_OPT_XPBD_DAMPING, 0,
+     "Macklin's constraint damping beta [N s/m] per spring"},
+};
+
+#define PARAMS(p) p, sizeof(p) / sizeof(p[0])
+const ms_method_def ms_methods[MS_NMETHOD] = {
+    [MS_EXPLICIT_EULER] = {"explicit_euler",
+                           "x += h v(t); v += h a(x(t)). Unstable for stiff springs, on purpose."},
+    [MS_SYMPLECTIC_EULER] = {"symplectic_euler",
+                             "v += h a(x(t)); x += h v(t+h). Stable below h ~ 2/omega_max."},
+    [MS_IMPLICIT_EULER] = {"implicit_euler",
+                           "Newton on g(x) = |x - y|_M^2/(2h^2) + E(x) from x = y, CHOLMOD on "
+                           "3x3 blocks (fixed vertices eliminated); v = (x - x_t)/h.",
+                           PARAMS(implicit_params)},
+    [MS_LINEARIZED_IMPLICIT] = {"linearized_implicit",
+                                "Baraff-Witkin: one solve (M - h^2 K) dv = h (f + h K v); "
+                                "v += dv; x += h v.",
+                                PARAMS(linearized_params)},
+    [MS_FMS] = {"fms",
+                "Liu et al. 2013 local-global minimisation of the same g with one prefactored "
+                "scalar Cholesky (refactored only when dt, masses, stiffness or the fixed set "
+                "change); optional Chebyshev or Anderson acceleration.",
+                PARAMS(fms_params)},
+    [MS_XPBD] = {"xpbd",
+                 "Macklin et al. 2016: predict, then Gauss-Seidel spring projection with "
+                 "compliance 1/k and per-spring multipliers; stiffness independent of the "
+                 "iteration count.",
+                 PARAMS(xpbd_params)},
+};
+#undef PARAMS
+
+/* constructor defaults of a System */
+const ms_default ms_defaults[MS_NDEFAULT] = {
+    [MS_DEFAULT_MASS] = {"mass", {0.01}, 1},
+    [MS_DEFAULT_STIFFNESS] = {"stiffness", {1000.0}, 1},
+    [MS_DEFAULT_GRAVITY] = {"gravity", {0.0, -9.81, 0.0}, 3},
+    [MS_DEFAULT_DAMPING] = {"damping", {0.0}, 1},
+    [MS_DEFAULT_CONTACT_STIFFNESS] = {"contact_stiffness", {1e4}, 1},
+    [MS_DEFAULT_CONTACT_SCALE] = {"contact_scale", {1.1}, 1},
+    [MS_DEFAULT_FRICTION] = {"friction", {0.0}, 1},
+    [MS_DEFAULT_THREADS] = {"threads", {1}, 1},
+};
+
+/* the model's scalar parameters at their defaults (masses and stiffness are per element) */
+void ms_model_defaults(ms_model *m) {
+  for (int t = 0; t < 3; t++) m->gravity[t] = ms_defaults[MS_DEFAULT_GRAVITY].value[t];
+  m->damping = ms_defaults[MS_DEFAULT_DAMPING].value[0];
+  m->kc = ms_defaults[MS_DEFAULT_CONTACT_STIFFNESS].value[0];
+  m->cscale = ms_defaults[MS_DEFAULT_CONTACT_SCALE].value[0];
+  m->mu = ms_defaults[MS_DEFAULT_FRICTION].value[0];
+  m->nthread = (int)ms_defaults[MS_DEFAULT_THREADS].value[0];
+}
+
+/* 1 when v is finite and lies in field f's range */
+int ms_opt_in_range(const ms_opt_field *f, double v) {
+  return isfinite(v) && v >= f->lo && (f->hi_open ? v < f->hi : v <= f->hi);
+}
+
+/* the value of field f in o */
+double ms_opt_get(const ms_opt *o, const ms_opt_field *f) {
+  const char *p = (const char *)o + f->offset;
+  return f->type == MS_REAL ? *(const double *)p : *(const int *)p;
+}
+
+/* store v into field f of o (an integer field takes v as it is: the caller checked it) */
+void ms_opt_set(ms_opt *o, const ms_opt_field *f, double v) {
+  char *p = (char *)o + f->offset;
+  if (f->type == MS_REAL)
+    *(double *)p = v;
+  else
+    *(int *)p = (int)v;
+}
+
+/* o with every option of method at its default (other fields zero) */
+void ms_opt_defaults(ms_method method, ms_opt *o) {
+  *o = (ms_opt){0};
+  const ms_method_def *md = &ms_methods[method];
+  for (int i = 0; i < md->nparam; i++)
+    ms_opt_set(o, &ms_opt_fields[md->params[i].field], md->params[i].value);
+}
+
+/* the first option of method whose value in o is out of range, or -1 */
+int ms_opt_check(ms_method method, const ms_opt *o) {
+  const ms_method_def *md = &ms_methods[method];
+  for (int i = 0; i < md->nparam; i++) {
+    const ms_opt_field *f = &ms_opt_fields[md->params[i].field];
+    if (!ms_opt_in_range(f, ms_opt_get(o, f))) return i;
+  }
+  return -1;
+}

@@ -1,0 +1,61 @@
+"""Out of memory inside a step: the step raises MemoryError with the state as it was, and the
+next step, with memory back, runs on complete workspaces and gives the answer of a System that
+never ran short (bit for bit: the same arithmetic on the same state)."""
+
+import numpy as np
+import pytest
+
+import msim
+from msim import _core
+
+# every workspace the core builds on a first step, and the CHOLMOD patterns in them
+CASES = [
+    ("implicit_euler", {}),
+    ("linearized_implicit", {"solver": "cg"}),
+    ("linearized_implicit", {"solver": "direct"}),
+    ("fms", {}),
+    ("fms", {"acceleration": "anderson"}),
+    ("xpbd", {}),
+]
+
+
+def _cloth() -> msim.System:
+    mesh = msim.mesh.cloth_grid(6, 6)
+    return msim.System(mesh.vertices, mesh.edges, stiffness=100.0, fixed=[0, 5])
+
+
+def _two_steps(sim: msim.System, method: str, options: dict) -> None:
+    for _ in range(2):
+        sim.step(1 / 30, method, **options)
+
+
+@pytest.mark.parametrize("method, options", CASES, ids=lambda c: str(c))
+def test_a_step_that_ran_out_of_memory_leaves_nothing_half_built(method, options):
+    expected = _cloth()
+    _two_steps(expected, method, options)
+    failures = 0
+    for k in range(1, 200):  # the k-th allocation of the first step fails
+        sim = _cloth()
+        before = sim.positions
+        _core._fail_allocation(k)
+        try:
+            sim.step(1 / 30, method, **options)
+        except MemoryError:
+            failures += 1
+            np.testing.assert_array_equal(sim.positions, before)
+            assert sim.steps == 0
+        else:
+            break  # the first step needs fewer than k allocations
+        finally:
+            _core._fail_allocation(0)
+        _two_steps(sim, method, options)
+        np.testing.assert_array_equal(sim.positions, expected.positions)
+        np.testing.assert_array_equal(sim.velocities, expected.velocities)
+    else:
+        pytest.fail("the first step kept allocating past 200 allocations")
+    assert failures >= 2  # the workspace and at least one of its arrays were hit
+
+
+def test_the_hook_names_its_argument():
+    with pytest.raises(ValueError, match=r"k: expected an integer in \[0, "):
+        _core._fail_allocation(-1)

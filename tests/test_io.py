@@ -1,5 +1,6 @@
 """Mesh reading round-trips through every format; trajectories write OBJ and VTU series."""
 
+import os
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -108,8 +109,9 @@ def test_submodules_load_on_first_use():
             "print(msim.io.read_mesh.__name__, msim.plot.energy.__name__,"
             " msim.table.make_table.__name__)\n"
             "try:\n    msim.nonexistent\nexcept AttributeError as err:\n    print(err)\n")
+    # the environment as it is (sanitizer runs preload their runtimes), plus a headless backend
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={"MPLBACKEND": "Agg", "PATH": ""})
+                          env={**os.environ, "MPLBACKEND": "Agg"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["read_mesh energy make_table",
                                         "module 'msim' has no attribute 'nonexistent'"]

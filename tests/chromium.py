@@ -59,6 +59,8 @@ class Browser:
                                  flatten=True)["sessionId"]
         self.call("Page.enable", session=True)
         self.call("Runtime.enable", session=True)
+        self.call("Emulation.setDeviceMetricsOverride", session=True, width=width,
+                  height=height, deviceScaleFactor=1, mobile=False)
         self.messages: list[str] = []
 
     def call(self, method: str, session: bool = False, **params) -> dict:

@@ -47,13 +47,17 @@ def write_viewer_examples(folder: Path) -> None:
     if not drape.exists():
         scene = msim.scenes.cloth_on_sphere(n=30)
         traj = scene.run(60, "implicit_euler")
-        msim.view(traj, scene.faces, system=scene.system, color="strain",
-                  color_range=(-0.1, 0.1)).save_html(drape)
+        view = msim.view(traj, scene.faces, system=scene.system, color="strain",
+                         color_range=(-0.1, 0.1))
+        view.show(len(traj.times) - 1)  # opens draped; play starts it from the top
+        view.save_html(drape)
     curtain = folder / "curtain.html"
     if not curtain.exists():
         scene = msim.scenes.curtain()
         traj = scene.run(60, "fms")
-        msim.view(traj, scene.faces, system=scene.system).save_html(curtain)
+        view = msim.view(traj, scene.faces, system=scene.system)
+        view.show(len(traj.times) // 4)  # opens mid-swing
+        view.save_html(curtain)
 
 
 def _write_if_changed(path: Path, text: str) -> None:

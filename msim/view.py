@@ -70,8 +70,9 @@ def view(source: Trajectory | System | np.ndarray, faces: np.ndarray | None = No
                             f"got {type(source).__name__} of shape {np.shape(source)}")
         frames, times = frames[None], np.zeros(1)
     moving, spheres = _sphere_frames(spheres, len(frames))
-    scene = _Scene.of(system, frames[0], faces, edges, fixed, None if moving else spheres,
-                      planes)
+    # moving spheres are drawn per frame below, in place of the system's
+    scene = _Scene.of(system, frames[0], faces, edges, fixed,
+                      spheres if moving is None else np.zeros((0, 4)), planes)
     if scene.edges is None and system is not None:
         scene.edges = system.edges  # springs to colour, drawn over the faces
     if moving is None and len(scene.spheres):
@@ -153,10 +154,16 @@ class View:
             f.write(self.plot.get_snapshot())
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The widget for Jupyter; where no widget can draw, this object's repr as text."""
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)
+        return bundle
 
     def __repr__(self) -> str:
-        return f"View({len(self.plot.objects)} objects, {len(self.times)} frames)"
+        names = ", ".join(o.name for o in self.plot.objects)
+        frames = f"{len(self.times)} frame" + ("s" if len(self.times) > 1 else "")
+        return (f"msim.view of {frames} ({names}): an interactive 3D widget "
+                f"in Jupyter; View.save_html(path) writes a standalone page")
 
 
 def _array(value) -> np.ndarray:

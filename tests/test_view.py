@@ -59,6 +59,22 @@ def test_view_holds_every_frame_the_fixed_vertex_and_the_colliders(draped):
     assert view.plot.time == pytest.approx(0.5, rel=1e-6)
 
 
+def test_a_moving_sphere_is_drawn_where_it_is_in_each_frame(draped):
+    pytest.importorskip("k3d")
+    mesh, sim, traj = draped
+    centres = np.zeros((31, 3))
+    centres[:, 2] = np.linspace(-0.3, 0.3, 31)  # 0.6 m along z over the run
+    spheres = np.concatenate([centres, np.full((31, 1), 0.1)], axis=1)[:, None]
+    view = msim.view(traj, mesh.faces, system=sim, spheres=spheres)
+    drawn = [o for o in view.plot.objects if o.name == "sphere"]
+    assert len(drawn) == 1  # the given sphere replaces the system's
+    for key, vertices in drawn[0].vertices.items():
+        frame = round(float(key) * 30)
+        np.testing.assert_allclose(vertices.mean(axis=0)[2], centres[frame, 2], atol=1e-5)
+        np.testing.assert_allclose(np.linalg.norm(vertices - centres[frame], axis=1), 0.1,
+                                   rtol=1e-5)
+
+
 def test_strain_colours_a_uniformly_stretched_rope_by_its_stretch():
     pytest.importorskip("k3d")
     rope = msim.mesh.rope(6, length=1.0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 import types
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -58,17 +59,7 @@ def view(source: Trajectory | System | np.ndarray, faces: np.ndarray | None = No
     a frame slider); View.save_html(path) writes a standalone HTML file.
     """
     k3d, widgets = _libraries()
-    if isinstance(source, System):
-        system = source if system is None else system
-        frames, times = source.positions[None], np.zeros(1)
-    elif isinstance(source, Trajectory):
-        frames, times = np.asarray(source.positions, dtype=float), np.asarray(source.times)
-    else:
-        frames = _array(source)
-        if frames.ndim != 2 or frames.shape[1] != 3:
-            raise TypeError(f"source: expected a Trajectory, a System or (n, 3) positions [m], "
-                            f"got {type(source).__name__} of shape {np.shape(source)}")
-        frames, times = frames[None], np.zeros(1)
+    frames, times, system = _frames(source, system)
     moving, spheres = _sphere_frames(spheres, len(frames))
     # moving spheres are drawn per frame below, in place of the system's
     scene = _Scene.of(system, frames[0], faces, edges, fixed,
@@ -86,8 +77,7 @@ def view(source: Trajectory | System | np.ndarray, faces: np.ndarray | None = No
     plot = k3d.plot(height=height, grid_visible=False, camera_up_axis="xyz"[up],
                     camera_auto_fit=False, camera=_camera(box, up),
                     axes=["x [m]", "y [m]", "z [m]"], background_color=0xFFFFFF)
-    keys = [f"{t:.6g}" for t in times]
-    series = lambda arrays: _series(keys, arrays)  # noqa: E731 - one line, used below
+    series = partial(_series, [f"{t:.9g}" for t in times - times[0]])
     colouring = {} if values is None else dict(
         color_map=k3d.colormaps.matplotlib_color_maps.coolwarm,
         color_range=list(color_range if color_range is not None else _range(values, color)))
@@ -109,7 +99,7 @@ def view(source: Trajectory | System | np.ndarray, faces: np.ndarray | None = No
         patch = _grid_triangles(_plane_patch(p, box)).reshape(-1, 3).astype(np.float32)
         plot += k3d.mesh(patch, np.arange(len(patch), dtype=np.uint32).reshape(-1, 3),
                          color=PLANE, opacity=0.35, side="double", name="plane")
-    return View(plot, np.asarray(times, dtype=float), fps, widgets)
+    return View(plot, times, fps, widgets)
 
 
 class View:
@@ -185,13 +175,24 @@ def _libraries():
 
 
 def _series(keys: list[str], arrays: np.ndarray):
-    """One float32 array when there is one frame, else k3d's time series {time: array}
-    (times relative to the first frame, so the view starts at time 0)."""
+    """One float32 array when there is one frame, else k3d's time series {time [s]: array},
+    keyed by the time since the first frame (the view starts at time 0)."""
     arrays = np.asarray(arrays, dtype=np.float32)
-    if len(keys) == 1:
-        return arrays[0]
-    start = float(keys[0])
-    return {f"{float(k) - start:.6g}": a for k, a in zip(keys, arrays)}
+    return arrays[0] if len(keys) == 1 else dict(zip(keys, arrays))
+
+
+def _frames(source, system: System | None) -> tuple[np.ndarray, np.ndarray, System | None]:
+    """(positions (frames, n, 3) [m], times (frames,) [s], system) of what view was given."""
+    if isinstance(source, System):
+        return source.positions[None], np.zeros(1), source if system is None else system
+    if isinstance(source, Trajectory):
+        return (np.asarray(source.positions, dtype=float),
+                np.asarray(source.times, dtype=float), system)
+    frames = _array(source)
+    if frames.ndim != 2 or frames.shape[1] != 3:
+        raise TypeError(f"source: expected a Trajectory, a System or (n, 3) positions [m], "
+                        f"got {type(source).__name__} of shape {np.shape(source)}")
+    return frames[None], np.zeros(1), system
 
 
 def _sphere_frames(spheres, frames: int) -> tuple[np.ndarray | None, Any]:

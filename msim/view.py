@@ -84,8 +84,10 @@ def view(source: Trajectory | System | np.ndarray, faces: np.ndarray | None = No
     if len(scene.faces):
         mesh_colour = {} if values is None or per_spring else dict(attribute=series(values),
                                                                      **colouring)
-        plot += k3d.mesh(series(frames), scene.faces.astype(np.uint32), color=CLOTH,
-                         side="double", flat_shading=False, name="cloth", **mesh_colour)
+        # k3d multiplies a colour map's colours by `color`: white keeps them as they are
+        plot += k3d.mesh(series(frames), scene.faces.astype(np.uint32),
+                         color=0xFFFFFF if mesh_colour else CLOTH, side="double",
+                         flat_shading=False, name="cloth", **mesh_colour)
     if scene.edges is not None and len(scene.edges) and (not len(scene.faces) or per_spring):
         plot += _springs(k3d, frames, scene.edges, series, values if per_spring else None,
                          colouring)
@@ -271,7 +273,7 @@ def _springs(k3d, frames, edges, series, values, colouring):
     colour = {} if values is None else dict(attribute=series(np.repeat(values, 2, axis=1)),
                                             **colouring)
     return k3d.lines(series(ends), segments, indices_type="segment", shader="simple",
-                     color=SPRING, name="springs", **colour)
+                     color=0xFFFFFF if colour else SPRING, name="springs", **colour)
 
 
 def _sphere(k3d, rows: np.ndarray, series):

@@ -123,3 +123,25 @@ def test_exported_html_renders_the_cloth_in_headless_chromium(draped, tmp_path):
     sphere = (r > g + 30) & (g > b + 20)   # the orange sphere, partly under the cloth
     assert cloth.sum() > 5000, f"{cloth.sum()} cloth pixels: the WebGL canvas drew no cloth"
     assert pinned.sum() > 10 and sphere.sum() > 20
+
+
+@pytest.mark.skipif(executable() is None,
+                    reason="headless check needs Debian's chromium (apt-get install chromium)")
+def test_colours_render_as_the_colour_bar_says(tmp_path):
+    """A flat cloth coloured -1 on its left half and +1 on its right half, in the range
+    (-1, 1): coolwarm's ends, blue (59, 76, 192) and red (180, 4, 38), shaded."""
+    pytest.importorskip("k3d")
+    from PIL import Image
+
+    mesh = msim.mesh.cloth_grid(10, 10, size=1.0)
+    values = np.where(mesh.vertices[:, 0] < 0.5, -1.0, 1.0)
+    page, shot = tmp_path / "colours.html", tmp_path / "colours.png"
+    msim.view(mesh.vertices, mesh.faces, color=values, color_range=(-1, 1)).save_html(page)
+    with Browser(900, 640) as browser:
+        browser.screenshot(page.as_uri(), shot, ready="window.K3DInstance && "
+                           "document.querySelector('#canvasTarget canvas')")
+    rgb = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    red = (r > 100) & (r > 2 * g) & (r > 2 * b)
+    blue = (b > 100) & (b > 2 * r)
+    assert red.sum() > 3000 and blue.sum() > 3000, (red.sum(), blue.sum())

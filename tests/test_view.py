@@ -54,9 +54,12 @@ def test_view_holds_every_frame_the_fixed_vertex_and_the_colliders(draped):
     np.testing.assert_allclose(radius, 0.25, rtol=1e-6)
     # the ground plane y = 0 lies at y = 0
     np.testing.assert_allclose(objects["plane"].vertices[:, 1], 0.0, atol=1e-6)
-    # the slider scrubs: frame 15 is at t = 0.5 s
-    view.show(15)
+    # the slider scrubs (as dragging it or the play button moves it): frame 15 is t = 0.5 s
+    view.slider.value = 15
     assert view.plot.time == pytest.approx(0.5, rel=1e-6)
+    assert view.label.value.startswith("t = 0.500 s (16/31)")
+    view.show(30)
+    assert view.slider.value == 30 and view.plot.time == pytest.approx(1.0, rel=1e-6)
 
 
 def test_a_moving_sphere_is_drawn_where_it_is_in_each_frame(draped):

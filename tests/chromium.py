@@ -49,6 +49,7 @@ class Browser:
             [binary, f"--user-data-dir={self.profile}", f"--window-size={width},{height}",
              *FLAGS],
             close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"},  # not sanitised
             preexec_fn=lambda: _pipes_at_3_and_4(to_browser, from_browser))
         os.close(to_browser)
         os.close(from_browser)

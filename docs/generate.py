@@ -12,11 +12,15 @@ from pathlib import Path
 import msim
 
 
-def _kind(kind) -> str:
-    """An option's accepted type or choices as the table shows them."""
-    if isinstance(kind, tuple):
-        return " / ".join(f"`{choice!r}`" for choice in kind)
-    return f"`{kind.__name__}`"
+def _kind(spec) -> str:
+    """An option's accepted choices, or its type and the range the core accepts where the
+    table states one (`low`, `high`)."""
+    if isinstance(spec.kind, tuple):
+        return " / ".join(f"`{choice!r}`" for choice in spec.kind)
+    low, high = getattr(spec, "low", None), getattr(spec, "high", None)
+    if spec.kind is bool or low is None or high is None:
+        return f"`{spec.kind.__name__}`"
+    return f"`{spec.kind.__name__}` in [{low:g}, {high:g}]"
 
 
 def _cell(text: str) -> str:
@@ -33,7 +37,7 @@ def write_options(path: Path) -> None:
             lines += ["No options.", ""]
             continue
         lines += ["| option | default | accepts | meaning |", "|---|---|---|---|"]
-        lines += [f"| `{name}` | `{spec.default!r}` | {_kind(spec.kind)} | {_cell(spec.doc)} |"
+        lines += [f"| `{name}` | `{spec.default!r}` | {_kind(spec)} | {_cell(spec.doc)} |"
                   for name, spec in options.items()]
         lines.append("")
     _write_if_changed(path, "\n".join(lines))

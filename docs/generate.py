@@ -20,7 +20,8 @@ def _kind(spec) -> str:
     low, high = getattr(spec, "low", None), getattr(spec, "high", None)
     if spec.kind is bool or low is None or high is None:
         return f"`{spec.kind.__name__}`"
-    return f"`{spec.kind.__name__}` in [{low:g}, {high:g}]"
+    bound = (lambda v: f"{int(v)}") if spec.kind is int else (lambda v: f"{v:g}")
+    return f"`{spec.kind.__name__}` in [{bound(low)}, {bound(high)}]"
 
 
 def _cell(text: str) -> str:

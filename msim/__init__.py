@@ -24,9 +24,9 @@ __all__ = [
     "Error", "DivergenceError", "NotPositiveDefiniteError", "CholmodError",
 ]
 
-# submodules with optional dependencies (matplotlib, meshio) load when first used:
+# submodules with optional dependencies (matplotlib, meshio, k3d) load when first used:
 # `import msim; msim.plot.energy(traj)` works without `import msim.plot`
-_LAZY = ("io", "plot", "table")
+_LAZY = ("io", "plot", "table", "view")
 
 
 def __getattr__(name: str):

@@ -6,6 +6,7 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -62,6 +63,18 @@ ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1));  # besi
 
 # %%
 msim.plot.frame(traj.positions[-1], mesh.faces, fixed=[0, 19], title="after 1.5 s");
+
+# %% [markdown]
+# A picture shows one side of one instant. `msim.view` shows the whole run in 3D: drag to
+# orbit, scroll to zoom, press play or drag the frame slider. Fixed vertices are red dots;
+# `color="strain"` colours each vertex by the mean stretch (l - r) / r of its springs, blue
+# compressed, red stretched. It needs the `view` extra (`pip install "msim[view]"`) and a
+# live Jupyter kernel: on the documentation site this cell shows only its text, and the
+# figure above is the static picture.
+
+# %%
+view = msim.view(traj, mesh.faces, system=sim, color="strain")
+view
 
 # %% [markdown]
 # Branch the saved state into every method and compare them over the same second of

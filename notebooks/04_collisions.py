@@ -101,6 +101,19 @@ msim.plot.frame(push.system.positions, push.faces, fixed=range(15), ax=ax,
 sphere_wire(ax, push.system.spheres[0, :3], push.system.spheres[0, 3])
 
 # %% [markdown]
+# The same push in 3D (`msim.view`, with the `view` extra): rotate it to see the curtain
+# bulge around the sphere, and play it. The sphere moves, so it is given per frame,
+# (frames, 1, 4): the scene's script puts its centre at z = -0.3 + 0.5 t before each step,
+# so the frame at time t shows the sphere where the step that ended there pushed from.
+
+# %%
+push = scenes.pushed_cloth(n=15)
+traj = push.run(36, "fms")
+h = push.dt_for("fms")
+spheres = [[[0.0, 0.5, -0.3 + 0.5 * max(t - h, 0.0), 0.15]] for t in traj.times]
+msim.view(traj, push.faces, system=push.system, spheres=spheres, color="strain")
+
+# %% [markdown]
 # ## Coulomb friction
 #
 # A vertex sliding on the ground at v0 loses mu g h of speed each step, so it stops after

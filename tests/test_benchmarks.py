@@ -79,7 +79,7 @@ def test_xpbd_against_pypbd_needs_pypbds_spring_order():
 def test_peer_harness_reports_every_peer(tmp_path, capsys, monkeypatch):
     if "MSIM_SANITIZERS" in os.environ:
         pytest.skip("Taichi's and Warp's LLVM do not load under AddressSanitizer")
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # main sets it for pyPBD; restored after
+    monkeypatch.setattr(os, "environ", os.environ.copy())  # main sets thread variables
     path = tmp_path / "peers.json"
     assert peers.main(["--sizes", "8", "--tries", "1", "--json", str(path)]) == 0
     out = json.loads(path.read_text())["results"]

@@ -32,13 +32,14 @@ import time
 from dataclasses import asdict, dataclass
 from importlib import import_module
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable
 
 import numpy as np
 
 import msim
 
-from .run import cell, markdown
+from .run import cell, explicit_dt, markdown
 
 H = 1 / 30
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OMP_THREAD_LIMIT", "OPENBLAS_NUM_THREADS")
@@ -99,13 +100,10 @@ def cloth(n: int, threads: int = 1, edges: np.ndarray | None = None) -> msim.Sys
 
 def step_size(sim: msim.System, method: str) -> float:
     """1 / omega_max (Gershgorin bound on M^-1 K) for symplectic Euler, 1/30 s otherwise."""
-    if method != "symplectic_euler":
-        return H
-    load = np.bincount(sim.edges.ravel(), np.repeat(sim.stiffness, 2), sim.n_vertices)
-    return 1.0 / np.sqrt(np.max(2 * load / sim.mass))
+    return explicit_dt(sim) if method == "symplectic_euler" else H
 
 
-def load(peer: Peer):
+def load(peer: Peer) -> ModuleType | None:
     """The peer's module, or None when its library is not installed."""
     try:
         return import_module(f"benchmarks.{peer.module}")
@@ -145,7 +143,7 @@ def compare(peer: Peer, n: int, threads: int = 1, tries: int = 7) -> Result:
     return result
 
 
-def agreement(peer: Peer, module, n: int, threads: int = 1) -> float:
+def agreement(peer: Peer, module: ModuleType, n: int, threads: int = 1) -> float:
     """max |x_peer - x_msim| [m] after CHECK_STEPS steps of both from the cloth at rest (an
     msim System with the peer's spring order where the peer has one: Gauss-Seidel's result
     depends on it)."""

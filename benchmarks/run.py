@@ -18,6 +18,8 @@ on M^-1 K). msim and the reference run in the same process on the same state:
   once and reused, three-column solves, g every iteration; msim also records g and |grad g|;
 * xpbd: Gauss-Seidel is sequential, so it has no vectorised NumPy twin: msim only.
 
+Peer libraries (pyPBD, Warp, scikit-sparse, Taichi) are compared in benchmarks/peers.py.
+
 Columns: setup = the first step's extra time (CHOLMOD analysis and factorisation); ms/step =
 fastest of the timed steps; ms/iter = per iteration where the method iterates; ref ms/step and
 ref / msim = the reference and the ratio; max dx = the largest difference between msim's and
@@ -44,7 +46,6 @@ from msim.reference import fms as ref_fms
 from msim.reference import implicit as ref_implicit
 from msim.reference.explicit import ExplicitReference
 
-from . import peers
 
 H = 1 / 30
 OPTIONS = {"implicit_euler": {}, "linearized_implicit": {"solver": "direct"},
@@ -67,7 +68,6 @@ class Row:
     reference: float | None
     split: dict[str, float] | None = None  # CHOLMOD methods: assemble / factor / solve [s]
     agreement: float | None = None  # max |x_msim - x_ref| after one step from one state [m]
-    taichi: float | None = None  # the same step in Taichi (CPU), where installed [s]
 
     @property
     def ratio(self) -> float | None:
@@ -128,8 +128,7 @@ def reference_step(sim: msim.System, method: str, dt: float) -> Callable[[], tup
     return None
 
 
-def measure(method: str, n: int, steps: int, with_reference: bool, with_peers: bool,
-            threads: int = 1) -> Row:
+def measure(method: str, n: int, steps: int, with_reference: bool, threads: int = 1) -> Row:
     """Time `steps` steps of `method` on the n x n cloth, after one warm-up step."""
     sim = cloth(n, threads)
     dt = explicit_dt(sim) if method in ("explicit_euler", "symplectic_euler") else H
@@ -149,17 +148,9 @@ def measure(method: str, n: int, steps: int, with_reference: bool, with_peers: b
         repeats = steps if method in ("explicit_euler", "symplectic_euler") else min(steps, 3)
         reference, result = timed(fn, max(1, repeats))
         agreement = float(np.abs(result[0] - twin.positions).max())
-    taichi = None
-    if with_peers and method == "symplectic_euler":
-        peer = peers.taichi_symplectic(sim, dt)
-        if peer:
-            peer()  # compile
-        taichi = best(peer, max(3, steps)) if peer else None
-        peers.release()
     return Row(method, n, sim.n_vertices, sim.n_springs, dt, max(first - step, 0.0), step,
                step / iterations if iterations else None, reference,
-               dict(fastest.timings) if any(fastest.timings.values()) else None, agreement,
-               taichi)
+               dict(fastest.timings) if any(fastest.timings.values()) else None, agreement)
 
 
 def fms_floor(n: int, threads: int = 1, repeats: int = 20) -> tuple[float, float]:
@@ -240,22 +231,25 @@ def growth(rows: list[Row], method: str) -> float | None:
     return float(np.polyfit(v, s, 1)[0])
 
 
+def cell(value: float | None, spec: str = ".3g", scale: float = 1.0) -> str:
+    """value * scale formatted with spec, or '-' for None."""
+    return "-" if value is None else f"{scale * value:{spec}}"
+
+
+def markdown(columns: list[str], rows: list[list[str]], left: int = 1) -> str:
+    """A Markdown table; the first `left` columns aligned left, the others right."""
+    rule = ["---"] * left + ["---:"] * (len(columns) - left)
+    return "\n".join("| " + " | ".join(line) + " |" for line in [columns, rule, *rows])
+
+
 def table(rows: list[Row]) -> str:
     """Markdown table of the rows."""
-    ms = lambda s: "-" if s is None else f"{1e3 * s:.3g}"
-    lines = ["| method | n | springs | dt [s] | setup [ms] | ms/step | ms/iter | ref ms/step | "
-             "ref / msim | max dx [m] |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in rows:
-        ratio = "-" if r.ratio is None else f"{r.ratio:.1f}"
-        dx = "-" if r.agreement is None else f"{r.agreement:.1g}"
-        lines.append(f"| {r.method} | {r.n}^2 | {r.springs} | {r.dt:.3g} | {ms(r.setup)} | "
-                     f"{ms(r.step)} | {ms(r.iteration)} | {ms(r.reference)} | {ratio} | {dx} |")
-    peers_run = [r for r in rows if r.taichi]
-    if peers_run:
-        lines += ["", "| peer | n | ms/step | peer / msim |", "|---|---:|---:|---:|"]
-        lines += [f"| Taichi CPU symplectic_euler | {r.n}^2 | {ms(r.taichi)} | "
-                  f"{r.taichi / r.step:.1f} |" for r in peers_run]
-    return "\n".join(lines)
+    columns = ["method", "n", "springs", "dt [s]", "setup [ms]", "ms/step", "ms/iter",
+               "ref ms/step", "ref / msim", "max dx [m]"]
+    return markdown(columns, [
+        [r.method, f"{r.n}^2", str(r.springs), f"{r.dt:.3g}", cell(r.setup, scale=1e3),
+         cell(r.step, scale=1e3), cell(r.iteration, scale=1e3), cell(r.reference, scale=1e3),
+         cell(r.ratio, ".1f"), cell(r.agreement, ".1g")] for r in rows])
 
 
 def split_table(rows: list[Row]) -> str:
@@ -307,7 +301,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="write the results here ('' : nowhere)")
     parser.add_argument("--plot", default=None, help="save a log-log plot here")
     parser.add_argument("--scale", action="store_true", help="also run FMS on 1000 x 1000")
-    parser.add_argument("--no-peers", action="store_true", help="skip Taichi even if installed")
     parser.add_argument("--threads", type=int, default=1,
                         help="System.threads of the msim rows (results do not depend on it)")
     args = parser.parse_args(argv)
@@ -320,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         for method in args.methods:
             slow_ref = method in ("implicit_euler", "linearized_implicit") and n > args.reference_max
             rows.append(measure(method, n, steps, with_reference=not slow_ref,
-                                with_peers=not args.no_peers, threads=args.threads))
+                                threads=args.threads))
     print(table(rows))
     if split := split_table(rows):
         print("\nwhere the time of a step goes (the symbolic analysis happens once, in setup):\n")

@@ -9,7 +9,8 @@ mass (n,) [kg].
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -63,10 +64,14 @@ class FMSReference:
 
     Setup builds A = M + h^2 L (n_free x n_free), the spring matrix S mapping projected
     directions d (m,3) to right-hand sides and the fixed-end coupling F; `solve` then runs
-    local-global iterations from y.
+    local-global iterations from y. `factorize(A)` returns the solve x = A^-1 b for b
+    (n_free, 3); the default is SuperLU set up as a Cholesky (`spd_lu`). `retarget` starts a
+    new step with the same factor.
     """
 
-    def __init__(self, p: StepProblem):
+    def __init__(self, p: StepProblem,
+                 factorize: Callable[[sp.csc_matrix], Callable[[np.ndarray], np.ndarray]]
+                 | None = None):
         self.p = p
         free = p.free
         index = np.full(len(free), -1)
@@ -84,7 +89,7 @@ class FMSReference:
             rows.append(a[keep]), cols.append(b[keep]), vals.append(sign * hk[keep])
         self.A = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows),
                                                        np.concatenate(cols))), shape=(nf, nf))
-        self.lu = spd_lu(self.A)
+        self.solve_A = factorize(self.A) if factorize else spd_lu(self.A).solve
         # rhs = M y + S d + F x: S has +h^2 k at I and -h^2 k at J; F couples fixed ends
         s = np.arange(ns)
         self.S = sp.csr_matrix((np.concatenate([hk[I >= 0], -hk[J >= 0]]),
@@ -94,7 +99,12 @@ class FMSReference:
         self.F = sp.csr_matrix((np.concatenate([hk[fi], hk[fj]]),
                                 (np.concatenate([I[fi], J[fj]]), np.concatenate([j[fi], i[fj]]))),
                                shape=(nf, len(free)))
-        self.My = p.mass[free, None] * p.y[free]
+        self.retarget(p.x, p.y)
+
+    def retarget(self, x: np.ndarray, y: np.ndarray) -> None:
+        """Make the problem the step from positions x to target y (n,3) [m], same h."""
+        self.p = replace(self.p, x=x, y=y)
+        self.My = self.p.mass[self.p.free, None] * y[self.p.free]
 
     def iterate(self, x: np.ndarray) -> np.ndarray:
         """One local-global iteration from x (n,3): the new positions (n,3)."""
@@ -105,7 +115,7 @@ class FMSReference:
                      np.array([1.0, 0.0, 0.0]))
         rhs = self.My + self.S @ (p.rest[:, None] * u) + self.F @ x
         out = x.copy()
-        out[p.free] = self.lu.solve(rhs)
+        out[p.free] = self.solve_A(rhs)
         return out
 
     def solve(self, iterations: int,

@@ -65,7 +65,7 @@ def sim():
     (lambda s: s.step(-1, method="symplectic_euler"), ValueError, r"dt: .* got -1.0"),
     (lambda s: s.step(np.nan, method="symplectic_euler"), ValueError, r"dt: .* got nan"),
     (lambda s: s.step("a", method="symplectic_euler"), TypeError, r"dt: expected a real number, got str"),
-    (lambda s: s.step(0.1, method="rk4"), ValueError, r"method: expected one of \[.*\], got 'rk4'"),
+    (lambda s: s.step(0.1, method="rk45"), ValueError, r"method: expected one of \[.*\], got 'rk45'"),
     (lambda s: s.step(0.1, method=3), TypeError, r"method: expected a string, got int"),
     (lambda s: s.step(0.1, method="symplectic_euler", iterations=3), ValueError,
      r"iterations: not an option of method 'symplectic_euler'"),

@@ -57,13 +57,16 @@ def test_dt_for_is_the_scene_step_or_the_gershgorin_stable_step():
     # an inner rope vertex has two springs: omega_max^2 <= 2 (k + k) / m, no colliders
     k, m = 5000.0, 0.1 / 30
     assert scene.dt_for("symplectic_euler") == pytest.approx(0.5 * 2 / np.sqrt(4 * k / m))
+    assert scene.dt_for("velocity_verlet") == scene.dt_for("symplectic_euler")
+    # RK4's |R(i w h)| stays below 1 up to w h = 2 sqrt(2)
+    assert scene.dt_for("rk4") == pytest.approx(0.5 * 2 * np.sqrt(2) / np.sqrt(4 * k / m))
     # colliders add the contact stiffness to every free vertex's row
     sphere = scenes.cloth_on_sphere(n=20)
     k, m, kc, springs = 1000.0, 1 / 400, sphere.system.contact_stiffness, 12  # 4+4+4 neighbours
     assert sphere.dt_for("explicit_euler") == pytest.approx(
         0.5 * 2 / np.sqrt((2 * springs * k + kc) / m))
     with pytest.raises(ValueError, match="method: expected one of"):
-        sphere.dt_for("verlet")
+        sphere.dt_for("leapfrog")
 
 
 def _depth(sim):

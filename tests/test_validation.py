@@ -82,6 +82,14 @@ def sim():
     (lambda s: delattr(s, "positions"), AttributeError, r"positions cannot be deleted"),
     (lambda s: s.set_state([1, 2]), TypeError, r"state: expected a dict"),
     (lambda s: s.set_state({"positions": V}), ValueError, r"state: .* missing \['velocities'\]"),
+    (lambda s: s.set_state({"positions": V, "velocities": V, "previous_dt": 0.1}), ValueError,
+     r"previous_dt: .* needs previous_positions and previous_velocities"),
+    (lambda s: s.set_state({"positions": V, "velocities": V, "previous_dt": -0.1,
+                            "previous_positions": V, "previous_velocities": V}), ValueError,
+     r"previous_dt: .* >= 0.0, got -0.1"),
+    (lambda s: s.set_state({"positions": V, "velocities": V, "previous_dt": 0.1,
+                            "previous_positions": V, "previous_velocities": V[:2]}), ValueError,
+     r"previous_velocities: expected an array of shape \(3, 3\), got shape \(2, 3\)"),
 ])
 def test_calls_reject(sim, call, error, message):
     before = sim.get_state(), sim.mass, sim.fixed

@@ -213,6 +213,15 @@ typedef struct {
   double solve;    /* seconds in solves */
 } ms_info;
 
+/* how a step's velocity follows from accelerations, for the friction after it: without
+ * springs and contact v = v0 + hv (g + f_ext / m), and a change dv of v moves x by hx dv.
+ * v0 NULL means exp(-damping h) v_t; implicit midpoint and BDF2 set their own */
+typedef struct {
+  const double *v0; /* (nv,3) the step's start velocity, damped [m/s], or NULL */
+  double hv;        /* [s] */
+  double hx;        /* [s] */
+} ms_kick;
+
 /* per-method workspaces kept in ms_data, defined in their own files */
 typedef struct ms_implicit ms_implicit;
 
@@ -235,6 +244,8 @@ typedef struct {
   double *y;                 /* (nv,3) inertial target of implicit methods [m] */
   double *g;                 /* (nv,3) gradient scratch [N] */
   double *s;                 /* (nv,3) scratch: rk4 stage velocities, bdf2 base point */
+  double *vb;                /* (nv,3) bdf2 base velocity [m/s] */
+  ms_kick kick;              /* this step's velocity update, for friction (ms_step resets it) */
   double *xp;                /* (nv,3) positions one step back (bdf2 history) [m] */
   double *vp;                /* (nv,3) velocities one step back [m/s] */
   double hp;                 /* the step that led from xp, vp to x, v [s]; 0: no history */

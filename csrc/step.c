@@ -92,6 +92,7 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   // integrate into xn, vn
   step_pass p = {.m = m, .d = d, .decay = exp(-m->damping * h)};
   ms_blocks(m, m->nv, MS_VBLOCK, prepare_block, &p);
+  d->kick = (ms_kick){.v0 = NULL, .hv = h, .hx = h};
   ms_status st = integrators[method](m, d, h, o, info);
   if (st != MS_OK) return st;
   if (method != MS_XPBD) ms_contact_friction(m, d, h); /* xpbd: positional friction */

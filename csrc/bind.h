@@ -80,8 +80,9 @@ int get_threads(PyObject *obj, int *out);
 int get_colliders(PyObject *obj, const char *name, int spheres, double **out, int *count);
 PyObject *array_copy(const double *src, npy_intp n, int cols);
 
-/* per-vertex state arrays by number: 0 positions, 1 velocities, 2 external forces */
-extern const char *const points_name[3];
+/* per-vertex state arrays by number: 0 positions, 1 velocities, 2 external forces, 3 and 4
+ * positions and velocities one step back (the bdf2 history) */
+extern const char *const points_name[5];
 double *points_of(SystemObject *self, intptr_t which);
 
 /* ---------------------------------------------------------------- bind_step.c */

@@ -12,7 +12,8 @@ static int refuse_delete(PyObject *value, const char *name) {
   return -1;
 }
 
-/* positions, velocities and external forces getters and setters: closure 0, 1, 2 */
+/* positions, velocities and external forces getters and setters: closure 0, 1, 2; assigning
+ * positions or velocities ends the history (bdf2 starts afresh) */
 static PyObject *get_points_prop(SystemObject *self, void *which) {
   if (check_ready(self) || sys_lock(self)) return NULL;
   PyObject *a = array_copy(points_of(self, (intptr_t)which), self->m.nv, 3);
@@ -30,6 +31,7 @@ static int set_points(SystemObject *self, PyObject *value, void *which) {
     err = check_points(a, name, self->m.nv);
     if (!err)
       memcpy(points_of(self, (intptr_t)which), PyArray_DATA(a), sizeof(double) * 3 * self->m.nv);
+    if (!err && (intptr_t)which < 2) self->d.hp = 0.0;
     sys_unlock(self);
   }
   Py_XDECREF(a);

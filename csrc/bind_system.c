@@ -223,11 +223,13 @@ static PyObject *System_energy(SystemObject *self, PyObject *unused) {
                        e.kinetic + e.spring + e.gravity + e.collision);
 }
 
-/* per-vertex state arrays: 0 positions, 1 velocities, 2 external forces */
-const char *const points_name[3] = {"positions", "velocities", "external_forces"};
+/* per-vertex state arrays: 0 positions, 1 velocities, 2 external forces, and the state one step
+ * back (the bdf2 history): 3 positions, 4 velocities */
+const char *const points_name[5] = {"positions", "velocities", "external_forces",
+                                    "previous_positions", "previous_velocities"};
 
 double *points_of(SystemObject *self, intptr_t which) {
-  double *arrays[] = {self->d.x, self->d.v, self->d.fext};
+  double *arrays[] = {self->d.x, self->d.v, self->d.fext, self->d.xp, self->d.vp};
   return arrays[which];
 }
 
@@ -242,42 +244,70 @@ static PyObject *System_forces(SystemObject *self, PyObject *unused) {
   return f;
 }
 
-/* set_state(positions, velocities, time=0.0, steps=0, external_forces=None): all validated
- * before any is written; external_forces None means none (zeros) */
+/* set_state(positions, velocities, time=0.0, steps=0, external_forces=None,
+ * previous_positions=None, previous_velocities=None, previous_dt=0.0): all validated before any
+ * is written; external_forces None means none (zeros); the previous state one step of
+ * previous_dt back (bdf2's history) is kept when previous_dt > 0, else there is none */
 static PyObject *System_set_state(SystemObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"positions", "velocities", "time", "steps", "external_forces", NULL};
-  PyObject *obj[3] = {NULL, NULL, Py_None}, *timeobj = NULL, *stepsobj = NULL;
+  static char *kwlist[] = {
+      "positions",          "velocities",          "time",        "steps", "external_forces",
+      "previous_positions", "previous_velocities", "previous_dt", NULL};
+  PyObject *obj[5] = {NULL, NULL, Py_None, Py_None, Py_None}, *timeobj = NULL, *stepsobj = NULL,
+           *hpobj = NULL;
   long long steps = 0;
-  double t = 0.0;
+  double t = 0.0, hp = 0.0;
   if (check_ready(self) ||
-      !PyArg_ParseTupleAndKeywords(args, kw, "OO|OOO:_set_state", kwlist, &obj[0], &obj[1],
-                                   &timeobj, &stepsobj, &obj[2]))
+      !PyArg_ParseTupleAndKeywords(args, kw, "OO|OOOOOO:_set_state", kwlist, &obj[0], &obj[1],
+                                   &timeobj, &stepsobj, &obj[2], &obj[3], &obj[4], &hpobj))
     return NULL;
   if ((timeobj && get_real(timeobj, "time", -INFINITY, 0, &t)) ||
-      (stepsobj && get_integer(stepsobj, "steps", 0, INT64_MAX, &steps)))
+      (stepsobj && get_integer(stepsobj, "steps", 0, INT64_MAX, &steps)) ||
+      (hpobj && get_real(hpobj, "previous_dt", 0, 0, &hp)))
     return NULL;
+  if (hp > 0 && (obj[3] == Py_None || obj[4] == Py_None)) {
+    PyErr_SetString(PyExc_ValueError,
+                    "previous_dt: a history of step previous_dt > 0 needs "
+                    "previous_positions and previous_velocities, got None");
+    return NULL;
+  }
+  if (hp == 0) obj[3] = obj[4] = Py_None;
 
   // convert first (NumPy may run Python code, re-initialisation included), then check the
   // arrays against the System as it is under the lock
-  PyArrayObject *a[3] = {NULL, NULL, NULL};
-  int err = 0, given = obj[2] != Py_None ? 3 : 2;
-  for (int k = 0; k < given && !err; k++)
-    err = !(a[k] = to_array(obj[k], points_name[k], NPY_DOUBLE));
+  PyArrayObject *a[5] = {NULL};
+  int err = 0;
+  for (int k = 0; k < 5 && !err; k++)
+    err = obj[k] != Py_None && !(a[k] = to_array(obj[k], points_name[k], NPY_DOUBLE));
   err = err || sys_lock(self);
   if (!err) {
-    for (int k = 0; k < given && !err; k++) err = check_points(a[k], points_name[k], self->m.nv);
-    for (int k = 0; k < 3 && !err; k++) {
+    for (int k = 0; k < 5 && !err; k++)
+      err = a[k] && check_points(a[k], points_name[k], self->m.nv);
+    for (int k = 0; k < 5 && !err; k++) {
       if (a[k])
         memcpy(points_of(self, k), PyArray_DATA(a[k]), sizeof(double) * 3 * self->m.nv);
-      else
+      else if (k < 3)
         memset(points_of(self, k), 0, sizeof(double) * 3 * self->m.nv);
     }
-    if (!err) self->d.time = t, self->d.nstep = steps;
+    if (!err) self->d.time = t, self->d.nstep = steps, self->d.hp = hp;
     sys_unlock(self);
   }
-  for (int k = 0; k < 3; k++) Py_XDECREF(a[k]);
+  for (int k = 0; k < 5; k++) Py_XDECREF(a[k]);
   if (err) return NULL;
   Py_RETURN_NONE;
+}
+
+/* _history() -> (previous_positions, previous_velocities, previous_dt), or None when there is
+ * no previous state (bdf2's history) */
+static PyObject *System_history(SystemObject *self, PyObject *unused) {
+  if (check_ready(self) || sys_lock(self)) return NULL;
+  PyObject *out = Py_None;
+  if (self->d.hp > 0)
+    out = Py_BuildValue("NNd", array_copy(self->d.xp, self->m.nv, 3),
+                        array_copy(self->d.vp, self->m.nv, 3), self->d.hp);
+  else
+    Py_INCREF(out);
+  sys_unlock(self);
+  return out;
 }
 
 static PyMethodDef System_methods[] = {
@@ -296,8 +326,12 @@ static PyMethodDef System_methods[] = {
      "external forces have no potential in it (their work changes the total)"},
     {"forces", (PyCFunction)System_forces, METH_NOARGS,
      "forces() -> (n,3) spring, gravity and external force on every vertex [N]"},
+    {"_history", (PyCFunction)System_history, METH_NOARGS,
+     "_history() -> (previous_positions, previous_velocities, previous_dt) or None; use "
+     "System.get_state"},
     {"_set_state", (PyCFunction)(void (*)(void))System_set_state, METH_VARARGS | METH_KEYWORDS,
-     "_set_state(positions, velocities, time=0.0, steps=0, external_forces=None): replace the "
+     "_set_state(positions, velocities, time=0.0, steps=0, external_forces=None, "
+     "previous_positions=None, previous_velocities=None, previous_dt=0.0): replace the "
      "state atomically; use System.set_state"},
     {NULL},
 };

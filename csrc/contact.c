@@ -170,10 +170,11 @@ void ms_contact_project(const ms_model *m, const double *ref, double *x, double 
 /* Coulomb friction after the penalty methods: a free vertex touching a collider at the end of
  * the step (phi > -MS_CONTACT_SKIN) loses tangential speed up to mu times the normal speed the
  * step took away from it, dv_n = max(0, (v_new - v_pred).n), where the velocity before springs
- * and contact is v_pred = exp(-damping h) v + h (g + f_ext / m). Positions follow
- * (x_new -= h dv_t). */
+ * and contact is v_pred = v0 + hv (g + f_ext / m) (d->kick: v0 = exp(-damping h) v, hv = h
+ * but in BDF2). Positions follow as the method moves them with v (x_new -= hx dv_t). */
 void ms_contact_friction(const ms_model *m, ms_data *d, double h) {
   double n[3], decay = exp(-m->damping * h);
+  const ms_kick *kick = &d->kick;
   if (m->mu <= 0) return;
   for (int i = 0; i < m->nv; i++)
     for (int k = 0; k < ncollider(m) && !m->fixed[i]; k++) {
@@ -181,7 +182,8 @@ void ms_contact_friction(const ms_model *m, ms_data *d, double h) {
       if (penetration(m, k, x, n) <= -MS_CONTACT_SKIN) continue;
       double dvn = 0, vn = 0;
       for (int t = 0; t < 3; t++) {
-        dvn += (v[t] - decay * d->v[3 * i + t] - h * ms_accel(m, d, i, t)) * n[t];
+        double v0 = kick->v0 ? kick->v0[3 * i + t] : decay * d->v[3 * i + t];
+        dvn += (v[t] - v0 - kick->hv * ms_accel(m, d, i, t)) * n[t];
         vn += v[t] * n[t];
       }
       double vt[3] = {v[0] - vn * n[0], v[1] - vn * n[1], v[2] - vn * n[2]};
@@ -189,7 +191,7 @@ void ms_contact_friction(const ms_model *m, ms_data *d, double h) {
       if (dvn <= 0 || speed == 0) continue;
       double lose = fmin(1.0, m->mu * dvn / speed);
       for (int t = 0; t < 3; t++) {
-        x[t] -= h * lose * vt[t];
+        x[t] -= kick->hx * lose * vt[t];
         v[t] -= lose * vt[t];
       }
     }

@@ -15,13 +15,18 @@ ms_status ms_data_alloc(ms_data *d, const ms_model *m) {
   d->f = ms_alloc(n3, sizeof(double));
   d->y = ms_alloc(n3, sizeof(double));
   d->g = ms_alloc(n3, sizeof(double));
+  d->s = ms_alloc(n3, sizeof(double));
+  d->vb = ms_alloc(n3, sizeof(double));
+  d->xp = ms_alloc(n3, sizeof(double));
+  d->vp = ms_alloc(n3, sizeof(double));
   d->fext = ms_alloc(n3, sizeof(double));
   d->fc = ms_alloc(ns, sizeof(double));
   d->rc = ms_alloc(ns, sizeof(double));
   d->es = ms_alloc(ns, sizeof(double));
   d->eblk = ms_alloc(ms_spring_blocks(m->ns) + 1, sizeof(double));
-  if (!d->x || !d->v || !d->xn || !d->vn || !d->f || !d->y || !d->g || !d->fext || !d->fc ||
-      !d->rc || !d->es || !d->eblk || ms_data_reserve(d, 16) != MS_OK) {
+  if (!d->x || !d->v || !d->xn || !d->vn || !d->f || !d->y || !d->g || !d->s || !d->vb || !d->xp ||
+      !d->vp || !d->fext || !d->fc || !d->rc || !d->es || !d->eblk ||
+      ms_data_reserve(d, 16) != MS_OK) {
     ms_data_free(d);
     return MS_ENOMEM;
   }
@@ -36,6 +41,10 @@ void ms_data_free(ms_data *d) {
   free(d->f);
   free(d->y);
   free(d->g);
+  free(d->s);
+  free(d->vb);
+  free(d->xp);
+  free(d->vp);
   free(d->fext);
   free(d->fc);
   free(d->rc);

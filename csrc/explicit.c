@@ -1,46 +1,118 @@
-/* explicit.c: explicit and symplectic (semi-implicit) Euler
+/* explicit.c: explicit and symplectic (semi-implicit) Euler, classical fourth-order
+ * Runge-Kutta and velocity Verlet, all on a(x) = M^-1 (f_spring(x) + f_contact(x)) + g +
+ * M^-1 f_ext
  *
- * On entry d->xn holds x and d->vn the damped velocity (ms_step sets both up).
+ * On entry d->xn holds x and d->vn the damped velocity (ms_step sets both up). Fixed vertices
+ * keep xn = x and vn = 0.
  */
 #include "msim.h"
+
+/* how a kick-drift pass moves positions after its kick */
+typedef enum { DRIFT_NONE = 0, DRIFT_OLD, DRIFT_NEW } drift_kind;
 
 /* what the vertex blocks of one step share */
 typedef struct {
   const ms_model *m;
   ms_data *d;
   double h;
-  int symplectic;
-} euler_pass;
+  double kick;      /* kick-drift: the kick's fraction of h */
+  drift_kind drift; /* kick-drift: the drift */
+  int stage;        /* rk4: stage 0..3 */
+} step_pass;
 
-/* v(t+h) = v + h (M^-1 f + a), f the spring and contact forces, a = g + M^-1 f_ext (ms_accel);
- * x(t+h) = x + h v(t) (explicit) or x + h v(t+h) (symplectic); fixed vertices keep vn = 0 */
-static void euler_block(void *ctx, int lo, int hi) {
-  const euler_pass *p = ctx;
+/* d->f = spring and contact forces at x [N] */
+static void forces(const ms_model *m, ms_data *d, const double *x) {
+  ms_spring_forces(m, d, x, d->f, 0);
+  ms_contact_forces(m, x, d->f);
+}
+
+/* acceleration of free vertex i along t, d->f holding the forces [m/s^2] */
+static double accel(const ms_model *m, const ms_data *d, int i, int t) {
+  return m->imass[i] * d->f[3 * i + t] + ms_accel(m, d, i, t);
+}
+
+/* kick vn += kick h a, a = M^-1 f + g + M^-1 f_ext with f the spring and contact forces in
+ * d->f, then drift xn += h v with the velocity before the kick (DRIFT_OLD) or after it
+ * (DRIFT_NEW); fixed vertices keep vn = 0 */
+static void kick_drift_block(void *ctx, int lo, int hi) {
+  const step_pass *p = ctx;
   const ms_model *m = p->m;
   ms_data *d = p->d;
   for (int i = lo; i < hi; i++)
     for (int t = 0; t < 3 && !m->fixed[i]; t++) {
       int k = 3 * i + t;
-      double v = d->vn[k], a = m->imass[i] * d->f[k] + ms_accel(m, d, i, t);
-      d->vn[k] = v + p->h * a;
-      d->xn[k] += p->h * (p->symplectic ? d->vn[k] : v);
+      double v = d->vn[k];
+      d->vn[k] = v + p->kick * p->h * accel(m, d, i, t);
+      if (p->drift != DRIFT_NONE) d->xn[k] += p->h * (p->drift == DRIFT_NEW ? d->vn[k] : v);
     }
 }
 
-static ms_status euler(const ms_model *m, ms_data *d, double h, int symplectic) {
-  ms_spring_forces(m, d, d->x, d->f, 0);
-  ms_contact_forces(m, d->x, d->f);
-  euler_pass p = {.m = m, .d = d, .h = h, .symplectic = symplectic};
-  ms_blocks(m, m->nv, MS_VBLOCK, euler_block, &p);
+/* the forces at x, then a kick of kick h and a drift */
+static void kick_drift(const ms_model *m, ms_data *d, const double *x, double h, double kick,
+                       drift_kind drift) {
+  forces(m, d, x);
+  step_pass p = {.m = m, .d = d, .h = h, .kick = kick, .drift = drift};
+  ms_blocks(m, m->nv, MS_VBLOCK, kick_drift_block, &p);
+}
+
+/* v(t+h) = v + h a(x); x(t+h) = x + h v(t) */
+ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                            ms_info *info) {
+  kick_drift(m, d, d->x, h, 1.0, DRIFT_OLD);
   return MS_OK;
 }
 
-ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
-                            ms_info *info) {
-  return euler(m, d, h, 0);
-}
-
+/* v(t+h) = v + h a(x); x(t+h) = x + h v(t+h) */
 ms_status ms_symplectic_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                               ms_info *info) {
-  return euler(m, d, h, 1);
+  kick_drift(m, d, d->x, h, 1.0, DRIFT_NEW);
+  return MS_OK;
+}
+
+/* rk4 stage s with the forces at its position xs = d->y in d->f and its velocity vs = d->s:
+ * xn += h w_s vs / 6 and d->g += w_s a(xs) (weights 1, 2, 2, 1), then the next stage's
+ * xs = x + c h vs, vs = vn + c h a(xs) (c = 1/2, 1/2, 1) */
+static void rk4_block(void *ctx, int lo, int hi) {
+  static const double weight[4] = {1, 2, 2, 1}, frac[4] = {0.5, 0.5, 1, 0};
+  const step_pass *p = ctx;
+  const ms_model *m = p->m;
+  ms_data *d = p->d;
+  double w = weight[p->stage], c = frac[p->stage] * p->h;
+  for (int i = lo; i < hi; i++)
+    for (int t = 0; t < 3 && !m->fixed[i]; t++) {
+      int k = 3 * i + t;
+      double a = accel(m, d, i, t);
+      d->xn[k] += p->h * w * d->s[k] / 6;
+      d->g[k] += w * a;
+      d->y[k] = d->x[k] + c * d->s[k];
+      d->s[k] = d->vn[k] + c * a;
+    }
+}
+
+/* last rk4 pass: vn += h (a1 + 2 a2 + 2 a3 + a4) / 6 */
+static void rk4_finish(void *ctx, int lo, int hi) {
+  const step_pass *p = ctx;
+  ms_data *d = p->d;
+  for (int k = 3 * lo; k < 3 * hi; k++) d->vn[k] += p->h * d->g[k] / 6;
+}
+
+/* classical Runge-Kutta on (x, v): four stages from x_t and the damped velocity */
+ms_status ms_rk4(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info) {
+  int n3 = 3 * m->nv;
+  for (int k = 0; k < n3; k++) d->y[k] = d->x[k], d->s[k] = d->vn[k], d->g[k] = 0.0;
+  step_pass p = {.m = m, .d = d, .h = h};
+  for (p.stage = 0; p.stage < 4; p.stage++) {
+    forces(m, d, d->y);
+    ms_blocks(m, m->nv, MS_VBLOCK, rk4_block, &p);
+  }
+  ms_blocks(m, m->nv, MS_VBLOCK, rk4_finish, &p);
+  return MS_OK;
+}
+
+/* kick-drift-kick: v' = v + (h/2) a(x_t); x = x_t + h v'; v = v' + (h/2) a(x) */
+ms_status ms_velocity_verlet(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                             ms_info *info) {
+  kick_drift(m, d, d->x, h, 0.5, DRIFT_NEW);
+  kick_drift(m, d, d->xn, h, 0.5, DRIFT_NONE);
+  return MS_OK;
 }

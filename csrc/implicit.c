@@ -1,4 +1,6 @@
-/* implicit.c: implicit Euler by Newton, and linearised (Baraff-Witkin) implicit Euler
+/* implicit.c: Newton on g for the implicit schemes (implicit Euler, implicit midpoint, BDF2:
+ * potential.c's ms_scheme sets their target and step), and linearised (Baraff-Witkin)
+ * implicit Euler
  *
  * Both solve linear systems A z = b over the free vertices, with A of one shape:
  *
@@ -152,7 +154,7 @@ static ms_status factor(const ms_model *m, ms_implicit *w, ms_info *info) {
   return st;
 }
 
-/* ---------------------------------------------------------------- implicit Euler (Newton) */
+/* ---------------------------------------------------------------- Newton on g */
 
 /* backtracking Armijo step length along p from x, where g(x) = obj and d->g = grad g(x);
  * near the minimum g's change drowns in rounding, so a change within that is accepted */
@@ -166,27 +168,20 @@ static double line_search(const ms_model *m, ms_data *d, ms_implicit *w, double 
   return alpha;
 }
 
-/* minimise g(x) = |x - y|_M^2 / (2 h^2) + E(x) by Newton, then v = (x - x_t) / h.
- * Newton starts at o->start (ms_start; default y, which already holds the damped velocity,
- * gravity and the external forces: the answer when springs vanish); every start keeps fixed
- * vertices at x_t, so they never move (p is zero there).
- * History: entry 0 at the start point, one entry per Newton iteration. */
-ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
-                            ms_info *info) {
-  ms_implicit *w; /* options are in range: ms_step checked them */
-  ms_status st = workspace(m, d, &w);
-  if (st != MS_OK) return st;
+/* minimise g(x) = |x - y|_M^2 / (2 h^2) + E(x), y = d->y, by Newton from the start point in
+ * d->xn; whichever scheme set y and the start, every start keeps fixed vertices at x_t, so
+ * they never move (p is zero there). History: entry 0 at the start point, one entry per Newton
+ * iteration. */
+static ms_status newton(const ms_model *m, ms_data *d, ms_implicit *w, double h, const ms_opt *o,
+                        ms_info *info) {
   int n3 = 3 * m->nv, it = 0;
-  double *x = d->xn;
-  ms_inertial_target(m, d, h, d->y);
-  ms_start_point(m, d, h, o->start, x);
-  double obj, res = ms_objective_grad(m, d, x, d->y, h, d->g, &obj);
+  double *x = d->xn, obj, res = ms_objective_grad(m, d, x, d->y, h, d->g, &obj);
   ms_hist(d, 0, res, obj);
   while (it < o->iterations && !(o->tol > 0 && res < o->tol)) {
     if (ms_interrupted(d)) return MS_EINTERRUPT;
     // Newton direction p = -(grad^2 g)^-1 grad g
     build_system(m, x, w, o, 1.0 / (h * h), 1.0);
-    st = factor(m, w, info);
+    ms_status st = factor(m, w, info);
     if (st != MS_OK) return st;
     double t0 = ms_clock();
     for (int k = 0; k < n3; k++) d->f[k] = -d->g[k];
@@ -203,8 +198,35 @@ ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_op
   info->iters = it;
   info->nhist = it + 1;
   info->converged = o->tol > 0 && res < o->tol;
-  for (int k = 0; k < n3; k++) d->vn[k] = (x[k] - d->x[k]) / h;
   return MS_OK;
+}
+
+/* one step of an implicit scheme (ms_scheme): its target and start point, Newton on g from
+ * o->start (default y, which already holds the damped velocity, gravity and the external
+ * forces: the answer when springs vanish), then the scheme's positions and velocities */
+static ms_status implicit_step(const ms_model *m, ms_data *d, ms_method method, double h,
+                               const ms_opt *o, ms_info *info) {
+  ms_implicit *w; /* options are in range: ms_step checked them */
+  ms_status st = workspace(m, d, &w);
+  if (st != MS_OK) return st;
+  ms_scheme sc = ms_scheme_begin(m, d, method, h, o->start);
+  st = newton(m, d, w, sc.hs, o, info);
+  if (st == MS_OK) ms_scheme_end(m, d, &sc);
+  return st;
+}
+
+ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                            ms_info *info) {
+  return implicit_step(m, d, MS_IMPLICIT_EULER, h, o, info);
+}
+
+ms_status ms_implicit_midpoint(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                               ms_info *info) {
+  return implicit_step(m, d, MS_IMPLICIT_MIDPOINT, h, o, info);
+}
+
+ms_status ms_bdf2(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info) {
+  return implicit_step(m, d, MS_BDF2, h, o, info);
 }
 
 /* ---------------------------------------------------------------- iterative solves */

@@ -37,6 +37,10 @@ typedef enum {
   MS_LINEARIZED_IMPLICIT,
   MS_FMS,
   MS_XPBD,
+  MS_RK4,
+  MS_VELOCITY_VERLET,
+  MS_IMPLICIT_MIDPOINT,
+  MS_BDF2,
   MS_NMETHOD,
 } ms_method;
 
@@ -209,6 +213,15 @@ typedef struct {
   double solve;    /* seconds in solves */
 } ms_info;
 
+/* how a step's velocity follows from accelerations, for the friction after it: without
+ * springs and contact v = v0 + hv (g + f_ext / m), and a change dv of v moves x by hx dv.
+ * v0 NULL means exp(-damping h) v_t; implicit midpoint and BDF2 set their own */
+typedef struct {
+  const double *v0; /* (nv,3) the step's start velocity, damped [m/s], or NULL */
+  double hv;        /* [s] */
+  double hx;        /* [s] */
+} ms_kick;
+
 /* per-method workspaces kept in ms_data, defined in their own files */
 typedef struct ms_implicit ms_implicit;
 
@@ -230,6 +243,12 @@ typedef struct {
   double *f;                 /* (nv,3) force scratch [N] */
   double *y;                 /* (nv,3) inertial target of implicit methods [m] */
   double *g;                 /* (nv,3) gradient scratch [N] */
+  double *s;                 /* (nv,3) scratch: rk4 stage velocities, bdf2 base point */
+  double *vb;                /* (nv,3) bdf2 base velocity [m/s] */
+  ms_kick kick;              /* this step's velocity update, for friction (ms_step resets it) */
+  double *xp;                /* (nv,3) positions one step back (bdf2 history) [m] */
+  double *vp;                /* (nv,3) velocities one step back [m/s] */
+  double hp;                 /* the step that led from xp, vp to x, v [s]; 0: no history */
   double *fext;              /* (nv,3) external forces [N]; fixed vertices ignore them */
   double *fc, *rc, *es;      /* (ns) per-spring coefficients and energies of the spring passes */
   double *eblk;              /* (ms_spring_blocks) spring energy per block [J] */
@@ -309,6 +328,20 @@ static inline double ms_accel(const ms_model *m, const ms_data *d, int i, int t)
   return m->gravity[t] + m->imass[i] * d->fext[3 * i + t];
 }
 
+/* potential.c: an implicit scheme's step as the minimisation of g with step hs and target y:
+ * implicit Euler (hs = h), implicit midpoint (the midpoint z, hs = h/2) and BDF2 (hs = 2h/3,
+ * built from two states; implicit Euler without a history of step h). ms_scheme_begin writes
+ * y into d->y and the start point into d->xn; once d->xn holds g's minimiser,
+ * ms_scheme_end turns it into the step's positions and velocities (xn, vn). */
+typedef struct {
+  ms_method method; /* MS_IMPLICIT_EULER, MS_IMPLICIT_MIDPOINT or MS_BDF2 */
+  double h;         /* the step [s] */
+  double hs;        /* g's effective step h' [s] */
+  const double *xb; /* base point: y = xb + hs vb + hs^2 a [m] */
+} ms_scheme;
+ms_scheme ms_scheme_begin(const ms_model *m, ms_data *d, ms_method method, double h, int start);
+void ms_scheme_end(const ms_model *m, ms_data *d, const ms_scheme *sc);
+
 /* potential.c: the incremental potential g(x) = |x - y|_M^2 / (2 h^2) + E_spring(x) */
 void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y);
 void ms_start_point(const ms_model *m, const ms_data *d, double h, int start, double *x);
@@ -325,15 +358,21 @@ static inline double ms_dot(int n, const double *a, const double *b) {
   return s;
 }
 
-/* explicit.c: explicit and symplectic Euler */
+/* explicit.c: explicit and symplectic Euler, classical Runge-Kutta, velocity Verlet */
 ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                             ms_info *info);
 ms_status ms_symplectic_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                               ms_info *info);
+ms_status ms_rk4(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
+ms_status ms_velocity_verlet(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                             ms_info *info);
 
-/* implicit.c: implicit Euler by Newton and linearised implicit Euler */
+/* implicit.c: implicit Euler, implicit midpoint and BDF2 by Newton; linearised implicit Euler */
 ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                             ms_info *info);
+ms_status ms_implicit_midpoint(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                               ms_info *info);
+ms_status ms_bdf2(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
 ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                                  ms_info *info);
 void ms_implicit_free(ms_implicit *w);

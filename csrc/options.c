@@ -77,7 +77,9 @@ const ms_opt_field ms_opt_fields[MS_NOPT] = {
 #define START_DOC                                                                            \
   "the iterations' initial guess: 'inertial' y = x_t + h v + h^2 (g + F/m), F the external " \
   "force (the answer when springs vanish), 'previous' x_t, 'extrapolated' x_t + h v (where " \
-  "the published code of Liu et al. 2013 starts); g and its minimiser do not depend on it"
+  "the published code of Liu et al. 2013 starts); g and its minimiser do not depend on it; " \
+  "in implicit_midpoint and bdf2, x_t, h and v are the base point, effective step h' and "   \
+  "base velocity of their g"
 
 /* each method's options: public name, field, default (a choice's index, a flag's 0 or 1) */
 static const ms_param implicit_params[] = {
@@ -154,6 +156,24 @@ const ms_method_def ms_methods[MS_NMETHOD] = {
                  "compliance 1/k and per-spring multipliers; stiffness independent of the "
                  "iteration count.",
                  PARAMS(xpbd_params)},
+    [MS_RK4] = {"rk4",
+                "Classical fourth-order Runge-Kutta on (x, v): four force evaluations, "
+                "x += h (k1 + 2 k2 + 2 k3 + k4)/6 and likewise v."},
+    [MS_VELOCITY_VERLET] = {"velocity_verlet",
+                            "Kick-drift-kick: v += (h/2) a(x); x += h v; v += (h/2) a(x). "
+                            "Second-order symplectic, stable below h ~ 2/omega_max."},
+    [MS_IMPLICIT_MIDPOINT] = {"implicit_midpoint",
+                              "x1 = x0 + h (v0 + v1)/2, v1 = v0 + h a((x0 + x1)/2): Newton on "
+                              "g for the midpoint z with h' = h/2, y = x0 + (h/2) v0 + (h/2)^2 "
+                              "a_ext; x1 = 2z - x0. Energy-conserving on a linear spring; "
+                              "without numerical damping, stiff contact or springs at omega h "
+                              ">> 1 can gain energy.",
+                              PARAMS(implicit_params)},
+    [MS_BDF2] = {"bdf2",
+                 "x1 - 4/3 x0 + 1/3 x_-1 = 2/3 h v1 and likewise v: Newton on g with h' = 2h/3 "
+                 "and y from the two previous states; implicit Euler when there is no previous "
+                 "state of the same dt (first step, after a state assignment).",
+                 PARAMS(implicit_params)},
 };
 #undef PARAMS
 

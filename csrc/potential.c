@@ -28,6 +28,62 @@ void ms_start_point(const ms_model *m, const ms_data *d, double h, int start, do
                                             : d->y[k];
 }
 
+/* ---------------------------------------------------------------- implicit schemes */
+
+/* BDF2's base point xb = 4/3 x_t - 1/3 x_{t-h} into d->s and base velocity
+ * vb = 4/3 q v_t - 1/3 q^2 v_{t-h} into d->vb, q = exp(-damping h): each velocity carries the
+ * drag of every step since it was reached, so with no force vb = q v_t and v decays as
+ * exp(-damping t) whatever h; fixed vertices at x_t, at rest */
+static void bdf2_base(const ms_model *m, ms_data *d, double h) {
+  double decay = exp(-2 * m->damping * h);
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) {
+      int k = 3 * i + t;
+      d->s[k] = m->fixed[i] ? d->x[k] : (4 * d->x[k] - d->xp[k]) / 3;
+      d->vb[k] = m->fixed[i] ? 0.0 : (4 * d->vn[k] - decay * d->vp[k]) / 3;
+    }
+}
+
+/* the target y = xb + hs vb + hs^2 a of `method`'s step h into d->y, the start point (ms_start,
+ * taken from xb and vb) into d->xn, and how v and x move (d->kick) for the friction after the
+ * step; d->vn holds the damped velocity (ms_step sets it up).
+ * Implicit midpoint minimises over z = (x_t + x_{t+h})/2 = x_t + (h/2) v_t + (h/2)^2 a(z);
+ * BDF2 x_{t+h} = xb + (2h/3) v_{t+h}, v_{t+h} = vb + (2h/3) a(x_{t+h}) needs the previous state
+ * one step h back, and is implicit Euler without it */
+ms_scheme ms_scheme_begin(const ms_model *m, ms_data *d, ms_method method, double h, int start) {
+  ms_scheme sc = {.method = method, .h = h, .hs = h, .xb = d->x};
+  const double *vb = d->vn;
+  if (method == MS_IMPLICIT_MIDPOINT) {
+    sc.hs = h / 2;
+    d->kick.hx = h / 2; /* x = x_t + h (v_t + v)/2 */
+  }
+  if (method == MS_BDF2 && d->hp == h) {
+    bdf2_base(m, d, h);
+    sc.hs = 2 * h / 3, sc.xb = d->s, vb = d->vb;
+    d->kick = (ms_kick){.v0 = d->vb, .hv = sc.hs, .hx = sc.hs}; /* v = vb + hs a, x = xb + hs v */
+  }
+  ms_data base = {.x = (double *)sc.xb, .vn = (double *)vb, .fext = d->fext, .y = d->y};
+  ms_inertial_target(m, &base, sc.hs, d->y);
+  ms_start_point(m, &base, sc.hs, start, d->xn);
+  return sc;
+}
+
+/* the step's positions and velocities from g's minimiser in d->xn: implicit midpoint
+ * x = 2 z - x_t, v = 2 (x - x_t)/h - v_t = 4 (z - x_t)/h - v_t; implicit Euler and BDF2
+ * v = (x - xb)/hs */
+void ms_scheme_end(const ms_model *m, ms_data *d, const ms_scheme *sc) {
+  for (int k = 0; k < 3 * m->nv; k++) {
+    if (sc->method == MS_IMPLICIT_MIDPOINT) {
+      d->vn[k] = 4 * (d->xn[k] - d->x[k]) / sc->h - d->vn[k];
+      d->xn[k] = 2 * d->xn[k] - d->x[k];
+    } else {
+      d->vn[k] = (d->xn[k] - sc->xb[k]) / sc->hs;
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- the potential */
+
 /* g(x) [J] */
 double ms_objective(const ms_model *m, const double *x, const double *y, double h) {
   double e = 0;

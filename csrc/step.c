@@ -15,6 +15,10 @@ static const ms_integrator integrators[MS_NMETHOD] = {
     [MS_LINEARIZED_IMPLICIT] = ms_linearized_implicit,
     [MS_FMS] = ms_fms,
     [MS_XPBD] = ms_xpbd,
+    [MS_RK4] = ms_rk4,
+    [MS_VELOCITY_VERLET] = ms_velocity_verlet,
+    [MS_IMPLICIT_MIDPOINT] = ms_implicit_midpoint,
+    [MS_BDF2] = ms_bdf2,
 };
 
 /* what the vertex blocks of one step share */
@@ -88,11 +92,12 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   // integrate into xn, vn
   step_pass p = {.m = m, .d = d, .decay = exp(-m->damping * h)};
   ms_blocks(m, m->nv, MS_VBLOCK, prepare_block, &p);
+  d->kick = (ms_kick){.v0 = NULL, .hv = h, .hx = h};
   ms_status st = integrators[method](m, d, h, o, info);
   if (st != MS_OK) return st;
   if (method != MS_XPBD) ms_contact_friction(m, d, h); /* xpbd: positional friction */
 
-  // reject a diverged state, otherwise swap it in
+  // reject a diverged state, otherwise swap it in and keep the old one as history
   atomic_init(&p.bad, m->nv);
   ms_blocks(m, m->nv, MS_VBLOCK, finish_block, &p);
   int bad = atomic_load(&p.bad);
@@ -100,7 +105,8 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   if (info->vertex >= 0) return MS_EDIVERGED;
   double *x = d->x, *v = d->v;
   d->x = d->xn, d->v = d->vn;
-  d->xn = x, d->vn = v;
+  d->xn = d->xp, d->vn = d->vp;
+  d->xp = x, d->vp = v, d->hp = h;
   d->time += h;
   d->nstep++;
   if (info->nhist == 0) info->iters = 1, info->converged = 1; /* single-pass methods */

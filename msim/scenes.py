@@ -35,10 +35,14 @@ class Scene:
 
     def dt_for(self, method: str) -> float:
         """The step [s] `run` takes with `method`: self.dt for the implicit methods (implicit
-        and linearised implicit Euler, FMS, XPBD); for explicit and symplectic Euler, whose
-        stability depends on the step, `stable_dt(self.system)` when that is smaller."""
+        and linearised implicit Euler, implicit midpoint, BDF2, FMS, XPBD); for the explicit
+        ones (explicit and symplectic Euler, RK4, velocity Verlet), whose stability depends on
+        the step, `stable_dt(self.system)` (times sqrt(2) for RK4, whose stability limit
+        is 2 sqrt(2) / omega_max) when that is smaller."""
         resolve(method, {})
-        return min(self.dt, stable_dt(self.system)) if method in EXPLICIT else self.dt
+        if method not in EXPLICIT:
+            return self.dt
+        return min(self.dt, stable_dt(self.system) * EXPLICIT[method] / 2.0)
 
     def run(self, steps: int, method: str, *, dt: float | None = None,
             **options: Any) -> Trajectory:
@@ -48,8 +52,11 @@ class Scene:
                                     before_step=self.before_step, **options)
 
 
-EXPLICIT = ("explicit_euler", "symplectic_euler")
-"""Methods whose stability depends on the step."""
+EXPLICIT = {"explicit_euler": 2.0, "symplectic_euler": 2.0, "rk4": 2.0 * np.sqrt(2.0),
+            "velocity_verlet": 2.0}
+"""Methods whose stability depends on the step, with omega h at their stability limit on the
+imaginary axis (explicit Euler has none and takes symplectic Euler's, which keeps its growth
+slow)."""
 
 
 def stable_dt(system: System, safety: float = 0.5) -> float:
@@ -60,7 +67,8 @@ def stable_dt(system: System, safety: float = 0.5) -> float:
     and k (1 - L/l) < k, so K is at most the spring Laplacian (times I3), whose row i in M^-1 L
     sums to 2 sum_s k_s / m_i over vertex i's springs; a contact adds contact_stiffness / m_i,
     counted for every vertex when the system has colliders (any vertex can touch one).
-    Symplectic Euler is stable below h = 2 / omega_max; explicit Euler is unstable at every
+    Symplectic Euler and velocity Verlet are stable below h = 2 / omega_max, RK4 below
+    2 sqrt(2) / omega_max (where |R(i omega h)| = 1); explicit Euler is unstable at every
     step without damping, so this step only keeps its growth slow. The safety factor leaves
     room for a vertex touching two colliders and for damping-free runs near the edge.
     Returns inf when nothing is stiff (no springs, no colliders).

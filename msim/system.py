@@ -22,7 +22,9 @@ class StepInfo:
     timings: seconds spent in "assemble", "factor" and "solve" (zero for methods without
     those phases).
 
-    implicit_euler: entry 0 is the start point x = y, then one entry per Newton iteration;
+    implicit_euler, implicit_midpoint, bdf2 (their g has the effective step h/2 and 2h/3, and
+    implicit_midpoint's unknown is the midpoint (x_t + x_{t+h})/2): entry 0 is the start point
+    x = y, then one entry per Newton iteration;
     residuals are |grad g| [N], objectives g [J]; converged is True only when a positive tol
     was met (with tol=0 nothing was tested, so it is False). linearized_implicit: entry 0 is
     dv = 0, then one per solver iteration (one for 'direct'); residuals are |b - A dv| / |b|,
@@ -92,8 +94,9 @@ class System(_core.System):
 
     external_forces (n,3) [N], zero until assigned: a force on each vertex (wind, a load) that
     every method applies the way it applies gravity, F_i / m_i being an acceleration like g
-    (explicit, symplectic and linearised implicit Euler add it to the force; implicit Euler,
-    FMS and XPBD put it in the inertial target y = x + h v + h^2 (g + F/m)). Assign it between
+    (explicit, symplectic and linearised implicit Euler, RK4 and velocity Verlet add it to the
+    force; implicit Euler, implicit midpoint, BDF2, FMS and XPBD put it in the inertial target
+    y = x + h v + h^2 (g + F/m), with their base point and effective step). Assign it between
     steps (before_step) for forces that change in time; fixed vertices ignore it. It is part of
     the state: get_state/set_state, copies and pickles carry it. energy() holds no potential
     for it (an external force need not be conservative), so its work shows up as a change of
@@ -102,7 +105,8 @@ class System(_core.System):
     Colliders: planes (k,4) rows of normal and offset (outside where n.x >= offset; normals are
     normalised), spheres (k,4) rows of centre and radius [m]; assign `sim.planes` or
     `sim.spheres` between steps to move them. Every method handles contact in its natural way:
-    explicit, symplectic, implicit and linearised implicit Euler through a penalty energy
+    explicit, symplectic, implicit and linearised implicit Euler, RK4, velocity Verlet,
+    implicit midpoint and BDF2 through a penalty energy
     contact_stiffness/2 * depth^2 (force, gradient and Hessian); FMS minimises the same energy in
     its local-global iterations and then projects; XPBD projects inside its iterations. The
     projection follows each vertex's path from the step's start, so no vertex ends a step of FMS
@@ -111,6 +115,11 @@ class System(_core.System):
     Macklin et al. 2014 (tangential travel cancelled below friction times the normal correction,
     shortened by it above), in the other methods a vertex in contact loses tangential speed up
     to friction times the normal speed the step took from it.
+
+    bdf2 builds a step from the current state and the one a step of the same dt before it;
+    that history is part of the state (get_state/set_state, copies and pickles carry it) and
+    ends when positions or velocities are assigned, on set_state without it, or when dt changes
+    (then bdf2 takes an implicit Euler step).
 
     threads: threads of the passes over springs and vertices inside one step (OpenMP). Results
     are bit-identical for any value: the work is cut into fixed blocks whose sums are combined
@@ -195,20 +204,29 @@ class System(_core.System):
 
     def get_state(self) -> dict[str, Any]:
         """The changing state: positions, velocities and external forces (copies), time and
-        step count."""
+        step count, and the state one step back that bdf2 builds its step from:
+        previous_positions and previous_velocities ((n,3) copies) reached by a step of
+        previous_dt seconds, or None (and previous_dt 0.0) when there is none."""
+        history = self._history()
+        previous = history or (None, None, 0.0)
         return {"positions": self.positions, "velocities": self.velocities,
-                "external_forces": self.external_forces, "time": self.time, "steps": self.steps}
+                "external_forces": self.external_forces, "time": self.time, "steps": self.steps,
+                "previous_positions": previous[0], "previous_velocities": previous[1],
+                "previous_dt": previous[2]}
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore a state from `get_state`; all of it is checked before any is written. A state
-        without external_forces (saved before they existed) restores none (zeros)."""
+        without external_forces (saved before they existed) restores none (zeros); one without
+        previous_dt (or with 0) restores no history, so bdf2's next step is implicit Euler."""
         if not isinstance(state, dict):
             raise TypeError(f"state: expected a dict from get_state(), got {type(state).__name__}")
         missing = {"positions", "velocities"} - set(state)
         if missing:
             raise ValueError(f"state: expected keys positions and velocities, missing {sorted(missing)}")
         self._set_state(state["positions"], state["velocities"], state.get("time", 0.0),
-                        state.get("steps", 0), state.get("external_forces"))
+                        state.get("steps", 0), state.get("external_forces"),
+                        state.get("previous_positions"), state.get("previous_velocities"),
+                        state.get("previous_dt", 0.0))
 
     def parameters(self) -> dict[str, Any]:
         """Constructor arguments that rebuild this System's model (positions as vertices)."""

@@ -1,4 +1,5 @@
-"""Systems the tests share: the linear oscillator and the pinned cloth, and spring lengths.
+"""Systems the tests share: the linear oscillator and the pinned cloth, spring lengths, and each
+integrator's closed form of a fall under a constant acceleration.
 
 pytest puts this folder on sys.path (rootdir-less test folder, default "prepend" import mode),
 so a test module imports them with `from builders import cloth`.
@@ -52,3 +53,21 @@ def cloth(n: int = 8, *, stiffness: float = 100.0, mass: float = 0.01, damping: 
     if speed:
         sim.velocities = speed * rng.standard_normal(mesh.vertices.shape)
     return sim
+
+
+def fall(method: str, n: int) -> float:
+    """c such that n steps of h under a constant acceleration a (gravity plus F/m, no springs)
+    move a vertex from (x_0, v_0) to x_0 + n h v_0 + c h^2 a, with v_n = v_0 + n h a.
+
+    Explicit Euler moves with the old velocity (sum of k for k < n); RK4, velocity Verlet and
+    implicit midpoint are exact (n^2 / 2); BDF2's recurrence x_{k+1} - 4/3 x_k + 1/3 x_{k-1} =
+    2/3 h v_{k+1} from an implicit Euler first step adds 3/4 (1 - 3^-n) (its roots are 1 and
+    1/3); every other method moves with the new velocity (sum of k for k <= n).
+    """
+    if method == "explicit_euler":
+        return n * (n - 1) / 2
+    if method in ("rk4", "velocity_verlet", "implicit_midpoint"):
+        return n * n / 2
+    if method == "bdf2":
+        return n * n / 2 + 0.75 * (1 - 3.0**-n)
+    return n * (n + 1) / 2

@@ -65,7 +65,7 @@ def sim():
     (lambda s: s.step(-1, method="symplectic_euler"), ValueError, r"dt: .* got -1.0"),
     (lambda s: s.step(np.nan, method="symplectic_euler"), ValueError, r"dt: .* got nan"),
     (lambda s: s.step("a", method="symplectic_euler"), TypeError, r"dt: expected a real number, got str"),
-    (lambda s: s.step(0.1, method="rk4"), ValueError, r"method: expected one of \[.*\], got 'rk4'"),
+    (lambda s: s.step(0.1, method="rk45"), ValueError, r"method: expected one of \[.*\], got 'rk45'"),
     (lambda s: s.step(0.1, method=3), TypeError, r"method: expected a string, got int"),
     (lambda s: s.step(0.1, method="symplectic_euler", iterations=3), ValueError,
      r"iterations: not an option of method 'symplectic_euler'"),
@@ -82,6 +82,14 @@ def sim():
     (lambda s: delattr(s, "positions"), AttributeError, r"positions cannot be deleted"),
     (lambda s: s.set_state([1, 2]), TypeError, r"state: expected a dict"),
     (lambda s: s.set_state({"positions": V}), ValueError, r"state: .* missing \['velocities'\]"),
+    (lambda s: s.set_state({"positions": V, "velocities": V, "previous_dt": 0.1}), ValueError,
+     r"previous_dt: .* needs previous_positions and previous_velocities"),
+    (lambda s: s.set_state({"positions": V, "velocities": V, "previous_dt": -0.1,
+                            "previous_positions": V, "previous_velocities": V}), ValueError,
+     r"previous_dt: .* >= 0.0, got -0.1"),
+    (lambda s: s.set_state({"positions": V, "velocities": V, "previous_dt": 0.1,
+                            "previous_positions": V, "previous_velocities": V[:2]}), ValueError,
+     r"previous_velocities: expected an array of shape \(3, 3\), got shape \(2, 3\)"),
 ])
 def test_calls_reject(sim, call, error, message):
     before = sim.get_state(), sim.mass, sim.fixed

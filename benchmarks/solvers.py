@@ -7,8 +7,7 @@ The scene is benchmarks/run.py's cloth (n x n, 1 kg, k = 1000 N/m, two corners p
 `warmup` implicit Euler steps of h = 1/30 s solved to |grad g| < 1e-8 N, so the cloth is
 falling and folding. From that state each solver minimises the next step's
 g(x) = |x - y|_M^2 / (2 h^2) + E(x); the relative error (g(x_k) - g*) / |g*| of its iterate
-x_k is measured against g*, the lowest g any solver reaches in a long run (L-BFGS with a
-window of 20, 4000 iterations). The step is timed with the iteration cap set to k (fastest of
+x_k is measured against g*, the lowest g of a long L-BFGS run (window 20, 4000 iterations). The step is timed with the iteration cap set to k (fastest of
 `repeats` runs after one that builds the solver's factors), so times include everything a
 step does. Newton runs with its line search (spd='clamp', refactorised every iteration); FMS
 and L-BFGS reuse the factor of M + h^2 L. Nothing is asserted: the numbers belong to the

@@ -96,3 +96,20 @@ def test_peer_harness_reports_every_peer(tmp_path, capsys, monkeypatch):
         else:
             assert r["msim"] > 0 and r["other"] > 0 and r["agreement"] < 1e-9
     assert "| method | peer |" in capsys.readouterr().out
+
+
+def test_solver_benchmark_reports_accuracy_against_time_for_each_solver(capsys):
+    from benchmarks import solvers
+
+    assert solvers.main(["--n", "8", "--warmup", "2", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    for solver in ("newton", "fms", "lbfgs"):
+        assert f"\n{solver}: iterations, ms, relative error in g" in out
+    # every solver reaches 1e-4 on an 8 x 8 cloth within its caps, and the first iterations of
+    # FMS and L-BFGS coincide (L-BFGS starts with an FMS step)
+    assert "not within the caps" not in out
+    rows = {}
+    for block in out.split("\n\n")[1:4]:
+        name, *lines = block.strip().splitlines()
+        rows[name.split(":")[0]] = lines[0].split()
+    assert rows["fms"][0] == rows["lbfgs"][0] == "1" and rows["fms"][2] == rows["lbfgs"][2]

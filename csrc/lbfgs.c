@@ -43,7 +43,6 @@
 #define MS_LBFGS_ROUNDING 1e-12
 
 struct ms_lbfgs_ws {
-  int nv;
   int slots;       /* pair slots allocated: the window and one to write the next pair into */
   double *s, *y;   /* (slots, nv*3) pairs s_i, y_i */
   double *rho, *a; /* (slots) 1/(s_i.y_i), the first loop's a_i */
@@ -70,7 +69,6 @@ static ms_lbfgs_ws *workspace_new(const ms_model *m, int slots) {
   size_t n3 = 3 * (size_t)m->nv, cols = (size_t)slots;
   ms_lbfgs_ws *w = ms_alloc(1, sizeof(ms_lbfgs_ws));
   if (!w) return NULL;
-  w->nv = m->nv;
   w->slots = slots;
   w->s = ms_alloc(n3 * cols, sizeof(double));
   w->y = ms_alloc(n3 * cols, sizeof(double));

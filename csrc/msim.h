@@ -76,6 +76,9 @@ typedef struct {
 typedef struct {
   int iterations; /* iteration cap of iterative methods */
   double tol;     /* stop when the residual falls below this (0: never) */
+  int history;    /* 1: record the iteration history (ms_hist); 0: nobody reads it, so methods
+                     skip the passes that only serve it and info->nhist comes back 0. Not in
+                     the options table: the binding's history keyword sets it */
   /* implicit_euler, linearized_implicit */
   int spd;         /* ms_spd: how the spring Hessian is kept positive definite */
   double shift;    /* MS_SPD_SHIFT: eps added to the stiffness diagonal [N/m] */

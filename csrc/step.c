@@ -110,6 +110,6 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   d->time += h;
   d->nstep++;
   if (info->nhist == 0) info->iters = 1, info->converged = 1; /* single-pass methods */
-  info->nhist = ms_hist_count(d, info->nhist);
+  info->nhist = o->history ? ms_hist_count(d, info->nhist) : 0;
   return MS_OK;
 }

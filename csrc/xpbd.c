@@ -25,7 +25,10 @@
 
 #include "msim.h"
 
-/* one active spring as a sweep reads it (32 bytes, in spring order): its ends, its rest
+/* active springs rescheduled together (see schedule) */
+#define MS_XPBD_CHUNK 1024
+
+/* one active spring as a sweep reads it (32 bytes, in sweep order): its ends, its rest
  * length [m], alpha~ = 1/(k hs^2) [m/N] and the denominator (1 + gamma)(w_i + w_j) + alpha~ */
 typedef struct {
   int i, j;
@@ -33,11 +36,16 @@ typedef struct {
 } xpbd_row;
 
 struct ms_xpbd_ws {
-  xpbd_row *row;  /* (ns) the active springs of this step, nrow of them */
+  xpbd_row *row;  /* (ns) the active springs of this step in sweep order, nrow of them */
   double *gamma;  /* (ns) per row: Macklin's damping beta / (k hs) */
   double *lambda; /* (ns) per row: multipliers of the current substep [N s^2] */
   double *x0;     /* (nv,3) positions at the start of the substep */
+  int *order;     /* (ns) the active springs in sweep order */
+  int *level;     /* (nv) schedule: level of the last spring at a vertex in the chunk */
+  int *seen;      /* (nv) schedule: 1 + the chunk that set level */
+  int *key;       /* (MS_XPBD_CHUNK + 1) schedule: levels, then their counts */
   int nrow;
+  uint64_t rev; /* model revision the order was made for; 0: none */
 };
 
 void ms_xpbd_free(ms_xpbd_ws *w) {
@@ -46,6 +54,10 @@ void ms_xpbd_free(ms_xpbd_ws *w) {
   free(w->gamma);
   free(w->lambda);
   free(w->x0);
+  free(w->order);
+  free(w->level);
+  free(w->seen);
+  free(w->key);
   free(w);
 }
 
@@ -57,7 +69,12 @@ static ms_xpbd_ws *workspace_new(const ms_model *m) {
   w->gamma = ms_alloc(m->ns, sizeof(double));
   w->lambda = ms_alloc(m->ns, sizeof(double));
   w->x0 = ms_alloc(3 * (size_t)m->nv, sizeof(double));
-  if (!w->row || !w->gamma || !w->lambda || !w->x0) {
+  w->order = ms_alloc(m->ns, sizeof(int));
+  w->level = ms_alloc(m->nv, sizeof(int));
+  w->seen = ms_alloc(m->nv, sizeof(int));
+  w->key = ms_alloc(2 * MS_XPBD_CHUNK + 1, sizeof(int));
+  if (!w->row || !w->gamma || !w->lambda || !w->x0 || !w->order || !w->level || !w->seen ||
+      !w->key) {
     ms_xpbd_free(w);
     return NULL;
   }
@@ -70,17 +87,56 @@ static ms_status workspace(const ms_model *m, ms_data *d) {
   return d->xpbd || (d->xpbd = workspace_new(m)) ? MS_OK : MS_ENOMEM;
 }
 
-/* the rows of the springs that can act (finite compliance, a free end) for substeps of hs,
- * in spring order */
-static void rows(const ms_model *m, ms_xpbd_ws *w, double hs, double beta) {
+/* 1 when spring s can act: finite compliance and at least one free end */
+static int active(const ms_model *m, int s) {
+  return m->k[s] > 0 && m->imass[m->edge[2 * s]] + m->imass[m->edge[2 * s + 1]] > 0;
+}
+
+/* order[c0 .. c1) of one chunk by level (stable): a spring's level is one more than the
+ * highest level of the chunk's earlier springs at its ends */
+static void schedule_chunk(const ms_model *m, ms_xpbd_ws *w, int c0, int c1, int *out) {
+  int *key = w->key, *count = w->key + MS_XPBD_CHUNK, top = 0, chunk = 1 + c0 / MS_XPBD_CHUNK;
+  for (int p = c0; p < c1; p++) {
+    int s = w->order[p], i = m->edge[2 * s], j = m->edge[2 * s + 1];
+    int li = w->seen[i] == chunk ? w->level[i] : 0, lj = w->seen[j] == chunk ? w->level[j] : 0;
+    int lev = (li > lj ? li : lj) + 1;
+    w->level[i] = w->level[j] = lev, w->seen[i] = w->seen[j] = chunk;
+    key[p - c0] = lev;
+    if (lev > top) top = lev;
+  }
+  memset(count, 0, sizeof(int) * (top + 1));
+  for (int p = c0; p < c1; p++) count[key[p - c0]]++;
+  for (int l = 1; l <= top; l++) count[l] += count[l - 1];
+  for (int p = c1 - 1; p >= c0; p--) out[--count[key[p - c0]]] = w->order[p];
+  memcpy(w->order + c0, out, sizeof(int) * (c1 - c0));
+}
+
+/* the sweep order of the active springs, for the model revision: chunk by chunk in spring
+ * order, and inside a chunk by level (schedule_chunk). Springs of one level share no vertex,
+ * so moving one ahead of earlier springs of higher levels only swaps operations on disjoint
+ * vertices and multipliers: the sweep's result is Gauss-Seidel's in spring order bit for bit,
+ * while the processor overlaps independent projections instead of waiting on a chain (the
+ * structural springs along a grid row each need the end their predecessor moved) */
+static void schedule(const ms_model *m, ms_xpbd_ws *w) {
+  if (w->rev == m->rev) return;
   w->nrow = 0;
-  for (int s = 0; s < m->ns; s++) {
-    int i = m->edge[2 * s], j = m->edge[2 * s + 1];
-    double wsum = m->imass[i] + m->imass[j];
-    if (!(m->k[s] > 0 && wsum > 0)) continue;
+  for (int s = 0; s < m->ns; s++)
+    if (active(m, s)) w->order[w->nrow++] = s;
+  memset(w->seen, 0, sizeof(int) * m->nv);
+  int *out = (int *)w->row; /* scratch until rows() fills it */
+  for (int c0 = 0; c0 < w->nrow; c0 += MS_XPBD_CHUNK)
+    schedule_chunk(m, w, c0, c0 + MS_XPBD_CHUNK < w->nrow ? c0 + MS_XPBD_CHUNK : w->nrow, out);
+  w->rev = m->rev;
+}
+
+/* the rows of the active springs in sweep order for substeps of hs */
+static void rows(const ms_model *m, ms_xpbd_ws *w, double hs, double beta) {
+  schedule(m, w);
+  for (int r = 0; r < w->nrow; r++) {
+    int s = w->order[r], i = m->edge[2 * s], j = m->edge[2 * s + 1];
     double at = 1.0 / (m->k[s] * hs * hs), gamma = beta / (m->k[s] * hs);
-    w->gamma[w->nrow] = gamma;
-    w->row[w->nrow++] = (xpbd_row){i, j, m->rest[s], at, (1 + gamma) * wsum + at};
+    w->gamma[r] = gamma;
+    w->row[r] = (xpbd_row){i, j, m->rest[s], at, (1 + gamma) * (m->imass[i] + m->imass[j]) + at};
   }
 }
 

@@ -16,8 +16,9 @@
  * History of the last substep (only when asked for: its two passes per sweep cost a third of
  * the step): the residual |C + alpha~ lambda| over springs with stiffness and a free end [m],
  * and the substep's incremental potential g (ms_objective with y = x~, h = hs).
- * The sweep reads a per-step table of the active springs in spring order (ends, rest length,
- * alpha~ and the denominator), so it does no divisions but one and tests no stiffness.
+ * The sweep reads a per-step table of the active springs (ends, rest length, alpha~ and the
+ * inverse denominator), so it divides once per projection (1/|x_i - x_j|) and tests no
+ * stiffness; it runs them in an order with the same result as spring order (schedule).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,10 +30,11 @@
 #define MS_XPBD_CHUNK 1024
 
 /* one active spring as a sweep reads it (32 bytes, in sweep order): its ends, its rest
- * length [m], alpha~ = 1/(k hs^2) [m/N] and the denominator (1 + gamma)(w_i + w_j) + alpha~ */
+ * length [m], alpha~ = 1/(k hs^2) [m/N] and the inverse of the denominator
+ * (1 + gamma)(w_i + w_j) + alpha~ (a multiplication in the sweep instead of a division) */
 typedef struct {
   int i, j;
-  double rest, at, den;
+  double rest, at, rden;
 } xpbd_row;
 
 struct ms_xpbd_ws {
@@ -136,7 +138,8 @@ static void rows(const ms_model *m, ms_xpbd_ws *w, double hs, double beta) {
     int s = w->order[r], i = m->edge[2 * s], j = m->edge[2 * s + 1];
     double at = 1.0 / (m->k[s] * hs * hs), gamma = beta / (m->k[s] * hs);
     w->gamma[r] = gamma;
-    w->row[r] = (xpbd_row){i, j, m->rest[s], at, (1 + gamma) * (m->imass[i] + m->imass[j]) + at};
+    double den = (1 + gamma) * (m->imass[i] + m->imass[j]) + at;
+    w->row[r] = (xpbd_row){i, j, m->rest[s], at, 1.0 / den};
   }
 }
 
@@ -166,7 +169,7 @@ static inline void sweep_rows(const ms_xpbd_ws *w, const double *restrict imass,
         rate += u[t] * ((x[3 * i + t] - x0[3 * i + t]) - (x[3 * j + t] - x0[3 * j + t]));
       num -= gamma[r] * rate;
     }
-    double dl = num / p->den, wi = imass[i] * dl, wj = imass[j] * dl;
+    double dl = num * p->rden, wi = imass[i] * dl, wj = imass[j] * dl;
     lambda[r] += dl;
     for (int t = 0; t < 3; t++) {
       x[3 * i + t] += wi * u[t];

@@ -106,7 +106,8 @@ def test_constraint_damping_removes_energy_faster():
 
 def gauss_seidel_step(sim: msim.System, h: float, iterations: int) -> np.ndarray:
     """Positions after one XPBD step of Macklin 2016 (no damping, one substep), written as
-    the plain sequential Gauss-Seidel loop over the springs in their order, in Python floats."""
+    the plain sequential Gauss-Seidel loop over the springs in their order, in Python floats
+    (dlambda = numerator times the inverse denominator, as msim computes it)."""
     x0, w = sim.positions, np.where(np.isin(np.arange(sim.n_vertices), sim.fixed), 0.0,
                                      1.0 / sim.mass)
     g = sim.gravity
@@ -122,7 +123,7 @@ def gauss_seidel_step(sim: msim.System, h: float, iterations: int) -> np.ndarray
             length = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
             u = [d[t] * (1.0 / length) for t in range(3)]
             at = 1.0 / (k * h * h)
-            dl = (-(length - rest) - at * lam[s]) / ((w[i] + w[j]) + at)
+            dl = (-(length - rest) - at * lam[s]) * (1.0 / ((w[i] + w[j]) + at))
             lam[s] += dl
             for t in range(3):
                 x[i][t] += w[i] * dl * u[t]

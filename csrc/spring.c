@@ -16,13 +16,6 @@
  * nothing, and the coefficient stays finite */
 #define MS_TINY 1e-150
 
-/* vectorised clones of the hot loops for AVX2 machines, picked at load time */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(MSIM_NO_CLONES)
-#define MS_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
-#else
-#define MS_CLONES
-#endif
-
 int ms_spring_blocks(int ns) {
   return (ns + MS_SBLOCK - 1) / MS_SBLOCK;
 }
@@ -129,6 +122,12 @@ static void gather_block(void *ctx, int v0, int v1) {
     gather(p->m, p->x, v0, v1, p->c, p->out, p->c2, p->out2, 1);
   else
     gather(p->m, p->x, v0, v1, p->c, p->out, NULL, NULL, 0);
+}
+
+/* ms_spring_gather's out for the vertices [v0, v1) only: a block of a caller's vertex pass */
+void ms_spring_gather_range(const ms_model *m, const double *x, const double *c, double *out,
+                            int v0, int v1) {
+  gather(m, x, v0, v1, c, out, NULL, NULL, 0);
 }
 
 /* out = sum over each vertex's springs of c_s (x_v - x_w), (nv,3); and out2 from c2 when given */

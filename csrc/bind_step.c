@@ -128,7 +128,7 @@ typedef struct {
 
 static ms_status step_call(SystemObject *self, core_call *c) {
   /* history arrays for the iterations, capped at MS_HIST_MAX */
-  ms_status st = c->opt.history ? ms_data_reserve(&self->d, c->opt.iterations + 1) : MS_OK;
+  ms_status st = c->opt.history ? ms_data_reserve(&self->d, ms_opt_iterations(&c->opt) + 1) : MS_OK;
   return st != MS_OK ? st
                      : ms_step(&self->m, &self->d, (ms_method)c->method, c->h, &c->opt, &c->info);
 }
@@ -220,9 +220,10 @@ static int parse_options(PyObject *kw, ms_opt *opt) {
   return 0;
 }
 
-/* the default of param p as the Python value users pass */
+/* the default of param p as the Python value users pass; None for a cap left to the solver */
 static PyObject *param_default(const ms_param *p) {
   const ms_opt_field *f = &ms_opt_fields[p->field];
+  if (f->type == MS_INT && p->value == MS_BY_SOLVER) Py_RETURN_NONE;
   switch (f->type) {
     case MS_REAL:
       return PyFloat_FromDouble(p->value);

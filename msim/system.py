@@ -135,8 +135,9 @@ class System(_core.System):
         history=False: the step computes no per-iteration residuals and objectives that only
         the record would use, and StepInfo.residuals and objectives come back empty
         (iterations and converged are still reported; a positive tol still tests its
-        residual). The positions and velocities are the same bit for bit either way. XPBD
-        spends about a third of its step on the record, FMS 10-20 %; simulate() never records.
+        residual). The positions and velocities are the same bit for bit either way. The
+        record (a residual and g after every iteration) is about 45 % of an XPBD step and
+        5-15 % of an FMS step on a 100 x 100 to 200 x 200 cloth; simulate() never records.
 
         Raises DivergenceError (state left as it was) when the step produces a non-finite or
         absurd state, NotPositiveDefiniteError when a linear system is indefinite.

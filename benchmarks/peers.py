@@ -7,7 +7,7 @@ k = 1000 N/m, pinned at two corners; h = 1/omega_max for symplectic Euler, 1/30 
 Each row builds msim's System and the peer from the same state, then alternates: a batch of
 msim steps, a batch of peer steps (batches last >= 20 ms), `tries` times; ms/step is the best
 batch, noise the slower side's median batch over its best. ratio = peer / msim (above 1: msim
-ahead). max dx: the largest difference between the peer's positions and msim's after the
+ahead). msim steps with history=False (no peer records per-iteration residuals). max dx: the largest difference between the peer's positions and msim's after the
 same steps from the cloth at rest (10 steps; symplectic Euler 300, about 10 ms at 100^2);
 against pyPBD, msim is given the springs in pyPBD's Gauss-Seidel order, while the timed
 System keeps the grid order.

@@ -47,8 +47,7 @@ static inline void kick_drift_range(const step_pass *p, int lo, int hi, int firs
                                     drift_kind drift) {
   const ms_model *m = p->m;
   ms_data *d = p->d;
-  const double *restrict x = d->x, *restrict v = d->v, *restrict f = d->f;
-  const double *restrict fext = d->fext, *restrict imass = m->imass, *g = m->gravity;
+  const double *restrict x = d->x, *restrict v = d->v;
   const unsigned char *restrict fixed = m->fixed;
   double *restrict xn = d->xn, *restrict vn = d->vn, h = p->h, hk = p->kick * p->h;
   for (int i = lo; i < hi; i++) {
@@ -56,7 +55,7 @@ static inline void kick_drift_range(const step_pass *p, int lo, int hi, int firs
     for (int t = 0; t < 3 && !fixed[i]; t++) {
       int k = 3 * i + t;
       double v0 = first ? p->decay * v[k] : vn[k], x0 = first ? x[k] : xn[k];
-      double v1 = v0 + hk * (imass[i] * f[k] + (g[t] + imass[i] * fext[k]));
+      double v1 = v0 + hk * accel(m, d, i, t);
       vn[k] = v1;
       if (drift != DRIFT_NONE) xn[k] = x0 + h * (drift == DRIFT_NEW ? v1 : v0);
       if (first && drift == DRIFT_NONE) xn[k] = x0;

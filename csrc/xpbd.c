@@ -13,9 +13,9 @@
  * projects each vertex whose path from x^n entered a collider onto its surface, with
  * position-based static and kinetic friction (Macklin et al. 2014; ms_contact_project). Then
  * v = (x - x^n)/hs.
- * History of the last substep (only when asked for: its two passes per sweep cost a third of
- * the step): the residual |C + alpha~ lambda| over springs with stiffness and a free end [m],
- * and the substep's incremental potential g (ms_objective with y = x~, h = hs).
+ * History of the last substep, only when asked for (its two passes per sweep cost about as
+ * much as the sweep): the residual |C + alpha~ lambda| over springs with stiffness and a free
+ * end [m], and the substep's incremental potential g (ms_objective with y = x~, h = hs).
  * The sweep reads a per-step table of the active springs (ends, rest length, alpha~ and the
  * inverse denominator), so it divides once per projection (1/|x_i - x_j|) and tests no
  * stiffness; it runs them in an order with the same result as spring order (schedule).
@@ -45,7 +45,7 @@ struct ms_xpbd_ws {
   int *order;     /* (ns) the active springs in sweep order */
   int *level;     /* (nv) schedule: level of the last spring at a vertex in the chunk */
   int *seen;      /* (nv) schedule: 1 + the chunk that set level */
-  int *key;       /* (MS_XPBD_CHUNK + 1) schedule: levels, then their counts */
+  int *key;       /* (2 MS_XPBD_CHUNK + 1) schedule: a chunk's levels, then their counts */
   int nrow;
   uint64_t rev; /* model revision the order was made for; 0: none */
 };
@@ -178,6 +178,7 @@ static inline void sweep_rows(const ms_xpbd_ws *w, const double *restrict imass,
   }
 }
 
+/* one sweep, with the rate term only where there is damping */
 static void sweep(const ms_model *m, const ms_xpbd_ws *w, double *x, double beta) {
   if (beta > 0)
     sweep_rows(w, m->imass, x, 1);

@@ -121,7 +121,7 @@ static inline void gather(const ms_model *m, const double *restrict x, int v0, i
   }
 }
 
-static void gather_block(void *ctx, int v0, int v1) {
+MS_CLONES static void gather_block(void *ctx, int v0, int v1) {
   const pass *p = ctx;
   if (p->c2)
     gather(p->m, p->x, v0, v1, p->c, p->out, p->c2, p->out2, 1);
@@ -130,8 +130,8 @@ static void gather_block(void *ctx, int v0, int v1) {
 }
 
 /* ms_spring_gather's out for the vertices [v0, v1) only: a block of a caller's vertex pass */
-void ms_spring_gather_range(const ms_model *m, const double *x, const double *c, double *out,
-                            int v0, int v1) {
+MS_CLONES void ms_spring_gather_range(const ms_model *m, const double *x, const double *c,
+                                      double *out, int v0, int v1) {
   gather(m, x, v0, v1, c, out, NULL, NULL, 0);
 }
 

@@ -198,6 +198,7 @@ void ms_model_defaults(ms_model *m);
 /* per-method workspaces, defined in their .c files */
 typedef struct ms_fms_ws ms_fms_ws;
 typedef struct ms_xpbd_ws ms_xpbd_ws;
+typedef struct ms_vbd_ws ms_vbd_ws;
 
 /* what one step did */
 typedef struct {
@@ -260,6 +261,7 @@ typedef struct {
   ms_implicit *implicit;     /* implicit.c workspace, NULL until first used */
   ms_fms_ws *fms;            /* fms workspace (factor, acceleration history), made on first use */
   ms_xpbd_ws *xpbd;          /* xpbd workspace (multipliers), built on first use */
+  ms_vbd_ws *vbd;            /* vbd workspace (colouring, chebyshev iterates), made on first use */
   ms_interrupt_fn interrupt; /* polled by long loops; NULL: never interrupted */
   void *interrupt_ctx;       /* its argument */
   double polled;             /* ms_clock() at the last poll [s] */
@@ -298,6 +300,9 @@ void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx);
  * result. Spring s pulls its end i by c_s (x_i - x_j) with c_s = k (r/l - 1). */
 #define MS_SBLOCK 2048 /* springs per block */
 #define MS_VBLOCK 256  /* vertices per block */
+/* a spring shorter than this counts as this long [m]: its x_i - x_j is ~0, so it pushes
+ * nothing, and its force coefficient stays finite */
+#define MS_TINY 1e-150
 int ms_spring_blocks(int ns);
 double ms_spring_energy(const ms_model *m, const double *x);
 double ms_spring_coefs(const ms_model *m, const double *x, double *fc, double *rc, double rscale,
@@ -315,6 +320,7 @@ ms_energies ms_energy(const ms_model *m, const ms_data *d);
 void ms_spring_hessian(const ms_model *m, const double *x, int s, ms_spd spd, double blk[9]);
 
 /* contact.c: planes and spheres (penalty, projection, friction) */
+double ms_contact_point(const ms_model *m, const double *p, double *f);
 double ms_contact_forces(const ms_model *m, const double *x, double *f);
 int ms_contact_hessian(const ms_model *m, const double *x, int i, double *blk);
 int ms_contact_path(const ms_model *m, const double *a, const double *p);
@@ -387,6 +393,11 @@ ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o
 /* xpbd.c: extended position-based dynamics (Macklin 2016) on spring constraints */
 ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
 void ms_xpbd_free(ms_xpbd_ws *w);
+
+/* vbd.c: vertex block descent (Chen et al. 2024) on g, Gauss-Seidel over a vertex colouring */
+ms_status ms_vbd_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
+                          ms_info *info);
+void ms_vbd_free(ms_vbd_ws *w);
 
 /* step.c: one step of any method; on failure the state is left as it was */
 double ms_clock(void);

@@ -12,10 +12,6 @@
 
 #include "msim.h"
 
-/* a spring shorter than this counts as this long [m]: its x_i - x_j is ~0, so it pushes
- * nothing, and the coefficient stays finite */
-#define MS_TINY 1e-150
-
 /* vectorised clones of the hot loops for AVX2 machines, picked at load time */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(MSIM_NO_CLONES)
 #define MS_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))

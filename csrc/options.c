@@ -25,9 +25,8 @@ static const char *const solver_names[] = {
     [MS_NSOLVE] = NULL,
 };
 static const char *const minimizer_names[] = {
-    [MS_MIN_NEWTON] = "newton",
-    [MS_MIN_FMS] = "fms",
-    [MS_MIN_LBFGS] = NULL,
+    [MS_MIN_NEWTON] = "newton", [MS_MIN_FMS] = "fms", [MS_MIN_LBFGS] = "lbfgs",
+    [MS_MIN_VBD] = "vbd",       [MS_NMIN] = NULL,
 };
 static const char *const pin_names[] = {
     [MS_PIN_ELIMINATE] = "eliminate", [MS_PIN_PENALTY] = "penalty", [MS_NPIN] = NULL};
@@ -54,7 +53,7 @@ const ms_opt_field ms_opt_fields[MS_NOPT] = {
     [MS_OPT_SHIFT] = {FIELD(shift), MS_REAL, 0, INFINITY},
     [MS_OPT_LINE_SEARCH] = {FIELD(line_search), MS_FLAG, 0, 1},
     [MS_OPT_SOLVER] = {FIELD(solver), MS_CHOICE, 0, MS_NSOLVE - 1, 0, solver_names},
-    [MS_OPT_MINIMIZER] = {FIELD(minimizer), MS_CHOICE, 0, MS_MIN_FMS, 0, minimizer_names},
+    [MS_OPT_MINIMIZER] = {FIELD(minimizer), MS_CHOICE, 0, MS_NMIN - 1, 0, minimizer_names},
     [MS_OPT_PIN] = {FIELD(pin), MS_CHOICE, 0, MS_NPIN - 1, 0, pin_names},
     [MS_OPT_PIN_WEIGHT] = {FIELD(pin_weight), MS_REAL, 0, INFINITY},
     [MS_OPT_ACCELERATION] = {FIELD(acceleration), MS_CHOICE, 0, MS_NACCEL - 1, 0, accel_names},
@@ -249,7 +248,16 @@ void ms_opt_defaults(ms_method method, ms_opt *o) {
     ms_opt_set(o, &ms_opt_fields[md->params[i].field], md->params[i].value);
 }
 
-/* the first option of method whose value in o is out of range, or -1 */
+/* the index of field among method's options, or -1 when it takes none */
+int ms_opt_index(ms_method method, ms_opt_id field) {
+  const ms_method_def *md = &ms_methods[method];
+  for (int i = 0; i < md->nparam; i++)
+    if (md->params[i].field == field) return i;
+  return -1;
+}
+
+/* the first option of method whose value in o is out of range, or -1; with solver='vbd',
+ * acceleration is 'none' or 'chebyshev' */
 int ms_opt_check(ms_method method, const ms_opt *o) {
   const ms_method_def *md = &ms_methods[method];
   for (int i = 0; i < md->nparam; i++) {
@@ -258,6 +266,9 @@ int ms_opt_check(ms_method method, const ms_opt *o) {
     if (v == MS_BY_SOLVER && md->params[i].value == MS_BY_SOLVER) continue;
     if (!ms_opt_in_range(f, v)) return i;
   }
+  int solver = ms_opt_index(method, MS_OPT_MINIMIZER);
+  if (solver >= 0 && o->minimizer == MS_MIN_VBD && o->acceleration == MS_ACCEL_ANDERSON)
+    return ms_opt_index(method, MS_OPT_ACCELERATION);
   return -1;
 }
 

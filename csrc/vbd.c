@@ -30,7 +30,8 @@
  *   x^(n) = omega_n (x^(n) - x^(n-2)) + x^(n-2),
  *   omega_1 = 1, omega_2 = 2/(2 - rho^2), omega_n = 4/(4 - rho^2 omega_(n-1)).
  *
- * The extrapolation is not a descent step: with it g may rise.
+ * omega = 1 (sweep 1, or rho = 0) leaves the sweep as it is. The extrapolation is not a
+ * descent step: with it g may rise.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -240,7 +241,8 @@ ms_status ms_vbd_minimize(const ms_model *m, ms_data *d, double hs, int cap, con
     sweep(m, d, w, hs);
     it++;
     omega = chebyshev_omega(it, o->rho, omega);
-    for (int k = 0; accel && it >= 2 && k < n3; k++) x[k] = omega * (x[k] - w->old[k]) + w->old[k];
+    for (int k = 0; accel && omega != 1.0 && k < n3; k++)
+      x[k] = omega * (x[k] - w->old[k]) + w->old[k];
     info->solve += ms_clock() - t0;
     res = ms_objective_grad(m, d, x, d->y, hs, d->g, &obj);
     ms_hist(d, it, res, obj);

@@ -329,6 +329,21 @@ typedef struct {
 ms_energies ms_energy(const ms_model *m, const ms_data *d);
 void ms_spring_hessian(const ms_model *m, const double *x, int s, ms_spd spd, double blk[9]);
 
+/* 3x3 Hessian block, row-major [N/m], of a spring of stiffness k and rest length r whose ends
+ * differ by d, of length len: k uu^T + k (1 - r/len)(I - uu^T), u = d/len. Its eigenvalues are
+ * k (along u) and k (1 - r/len) twice (across), so projecting them onto [0, inf)
+ * (MS_SPD_PROJECT) is the same as clamping (1 - r/len) at 0 (MS_SPD_CLAMP); the other variants
+ * return the exact block. A spring of zero length has no direction: k I. */
+static inline void ms_spring_block(const double d[3], double len, double k, double r, ms_spd spd,
+                                   double blk[9]) {
+  double across = len > 0 ? 1.0 - r / len : 1.0, u[3];
+  if ((spd == MS_SPD_CLAMP || spd == MS_SPD_PROJECT) && across < 0) across = 0;
+  for (int t = 0; t < 3; t++) u[t] = len > 0 ? d[t] / len : 0.0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      blk[3 * i + j] = k * ((1.0 - across) * u[i] * u[j] + (i == j ? across : 0.0));
+}
+
 /* contact.c: planes and spheres (penalty, projection, friction) */
 double ms_contact_point(const ms_model *m, const double *p, double *f);
 double ms_contact_forces(const ms_model *m, const double *x, double *f);

@@ -14,7 +14,7 @@
  *   grad = m_i/hs^2 (x_i - y_i) + sum_s k_s (1 - r_s/l_s)(x_i - x_j) - kc sum phi n,
  *   H    = m_i/hs^2 I + sum_s k_s (uu^T + max(0, 1 - r_s/l_s)(I - uu^T)) + kc sum n n^T,
  *
- * each spring's block made positive semidefinite by the clamp (ms_spring_hessian), the
+ * each spring's block made positive semidefinite by the clamp (ms_spring_block), the
  * contact's by dropping a sphere's lateral curvature (ms_contact_hessian); dx = -H^-1 grad,
  * skipped where H is nearly singular (the paper's det H test). The paper takes dx as it is;
  * here a backtracking (Armijo) search on G_i halves it until G_i decreases enough, so g never
@@ -139,7 +139,7 @@ static void local_system(const ms_model *m, const double *x, const double *y, in
     double d[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
     double l = sqrt(ms_dot(3, d, d)),
            c = m->k[s] * (1.0 - m->rest[s] / (l > MS_TINY ? l : MS_TINY));
-    ms_spring_hessian(m, x, s, MS_SPD_CLAMP, blk);
+    ms_spring_block(d, l, m->k[s], m->rest[s], MS_SPD_CLAMP, blk);
     for (int t = 0; t < 3; t++) grad[t] += c * d[t];
     for (int t = 0; t < 9; t++) H[t] += blk[t];
   }

@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from benchmarks import peers, run
+from benchmarks import peers, run, vbd
 
 
 # the methods with a NumPy/SciPy twin (and XPBD, which has none); rk4, velocity_verlet,
@@ -96,3 +96,12 @@ def test_peer_harness_reports_every_peer(tmp_path, capsys, monkeypatch):
         else:
             assert r["msim"] > 0 and r["other"] > 0 and r["agreement"] < 1e-9
     assert "| method | peer |" in capsys.readouterr().out
+
+
+def test_the_vbd_benchmark_reports_every_solver_and_the_thread_ratios(capsys):
+    assert vbd.main(["--n", "8", "--frames", "1", "--sweeps", "30", "--newton", "5",
+                     "--repeats", "2"]) == 0
+    out = capsys.readouterr().out
+    for label in ("newton", "vbd", "vbd chebyshev 0.9", "vbd chebyshev 0.95"):
+        assert f"\n{label} " in out
+    assert "threads=2 over threads=1" in out and "median" in out

@@ -16,6 +16,8 @@ CASES = [
     ("fms", {}),
     ("fms", {"acceleration": "anderson"}),
     ("xpbd", {}),
+    ("implicit_euler", {"solver": "vbd"}),
+    ("bdf2", {"solver": "vbd", "acceleration": "chebyshev", "rho": 0.9}),
 ]
 
 

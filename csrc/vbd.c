@@ -1,4 +1,4 @@
-/* vbd.c: vertex block descent (Chen, Li, Kim, Macklin and Yuksel 2024, "Vertex Block
+/* vbd.c: vertex block descent (Chen, Liu, Yang and Yuksel 2024, "Vertex Block
  * Descent", ACM TOG 43(4)) on the implicit schemes' potential
  *
  *   g(x) = sum_i m_i/(2 hs^2) |x_i - y_i|^2 + sum_s k_s/2 (l_s - r_s)^2 + sum_i kc/2 phi_i^2,

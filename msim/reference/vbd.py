@@ -1,4 +1,4 @@
-"""Vertex block descent (Chen, Li, Kim, Macklin and Yuksel 2024) in NumPy, without contact.
+"""Vertex block descent (Chen, Liu, Yang and Yuksel 2024) in NumPy, without contact.
 
 The oracle for msim's solver="vbd": a greedy colouring of the spring graph and one sweep in
 which each colour's vertices all read the positions left by the previous colours (Jacobi

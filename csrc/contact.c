@@ -33,18 +33,26 @@ static int ncollider(const ms_model *m) {
   return m->nplane + m->nsphere;
 }
 
-/* the penalty energy sum of kc/2 phi^2 over free vertices and penetrated colliders [J];
- * where f is given, also f += kc phi n, from the same penetrations */
-double ms_contact_forces(const ms_model *m, const double *x, double *f) {
+/* the penalty energy sum of kc/2 phi^2 of a free vertex at point p over the colliders it
+ * penetrates [J]; where f is given, also f += kc phi n (3 entries), from the same penetrations */
+double ms_contact_point(const ms_model *m, const double *p, double *f) {
   double e = 0, n[3];
+  for (int k = 0; k < ncollider(m); k++) {
+    double phi = penetration(m, k, p, n);
+    if (phi <= 0) continue;
+    e += 0.5 * m->kc * phi * phi;
+    for (int t = 0; t < 3 && f; t++) f[t] += m->kc * phi * n[t];
+  }
+  return e;
+}
+
+/* the penalty energy of all free vertices at x [J] (ms_contact_point); where f is given, also
+ * their contact forces added to f */
+double ms_contact_forces(const ms_model *m, const double *x, double *f) {
+  double e = 0;
   if (!ncollider(m)) return 0;
   for (int i = 0; i < m->nv; i++)
-    for (int k = 0; k < ncollider(m) && !m->fixed[i]; k++) {
-      double phi = penetration(m, k, x + 3 * i, n);
-      if (phi <= 0) continue;
-      e += 0.5 * m->kc * phi * phi;
-      for (int t = 0; t < 3 && f; t++) f[3 * i + t] += m->kc * phi * n[t];
-    }
+    if (!m->fixed[i]) e += ms_contact_point(m, x + 3 * i, f ? f + 3 * i : NULL);
   return e;
 }
 

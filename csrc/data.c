@@ -56,6 +56,7 @@ void ms_data_free(ms_data *d) {
   ms_fms_free(d->fms);
   ms_xpbd_free(d->xpbd);
   ms_lbfgs_free(d->lbfgs);
+  ms_vbd_free(d->vbd);
   memset(d, 0, sizeof(*d));
 }
 

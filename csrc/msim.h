@@ -191,6 +191,7 @@ int ms_opt_in_range(const ms_opt_field *f, double v);
 double ms_opt_get(const ms_opt *o, const ms_opt_field *f);
 void ms_opt_set(ms_opt *o, const ms_opt_field *f, double v);
 void ms_opt_defaults(ms_method method, ms_opt *o);
+int ms_opt_index(ms_method method, ms_opt_id field);
 int ms_opt_check(ms_method method, const ms_opt *o);
 int ms_opt_iterations(const ms_opt *o);
 
@@ -219,6 +220,7 @@ void ms_model_defaults(ms_model *m);
 typedef struct ms_fms_ws ms_fms_ws;
 typedef struct ms_xpbd_ws ms_xpbd_ws;
 typedef struct ms_lbfgs_ws ms_lbfgs_ws;
+typedef struct ms_vbd_ws ms_vbd_ws;
 
 /* what one step did */
 typedef struct {
@@ -282,6 +284,7 @@ typedef struct {
   ms_fms_ws *fms;            /* fms workspace (factor, acceleration history), made on first use */
   ms_xpbd_ws *xpbd;          /* xpbd workspace (multipliers), built on first use */
   ms_lbfgs_ws *lbfgs;        /* lbfgs workspace (curvature pairs), made on first use */
+  ms_vbd_ws *vbd;            /* vbd workspace (colouring, chebyshev iterates), made on first use */
   ms_interrupt_fn interrupt; /* polled by long loops; NULL: never interrupted */
   void *interrupt_ctx;       /* its argument */
   double polled;             /* ms_clock() at the last poll [s] */
@@ -320,6 +323,9 @@ void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx);
  * result. Spring s pulls its end i by c_s (x_i - x_j) with c_s = k (r/l - 1). */
 #define MS_SBLOCK 2048 /* springs per block */
 #define MS_VBLOCK 256  /* vertices per block */
+/* a spring shorter than this counts as this long [m]: its x_i - x_j is ~0, so it pushes
+ * nothing, and its force coefficient stays finite */
+#define MS_TINY 1e-150
 int ms_spring_blocks(int ns);
 double ms_spring_energy(const ms_model *m, const double *x);
 double ms_spring_coefs(const ms_model *m, const double *x, double *fc, double *rc, double rscale,
@@ -338,7 +344,23 @@ typedef struct {
 ms_energies ms_energy(const ms_model *m, const ms_data *d);
 void ms_spring_hessian(const ms_model *m, const double *x, int s, ms_spd spd, double blk[9]);
 
+/* 3x3 Hessian block, row-major [N/m], of a spring of stiffness k and rest length r whose ends
+ * differ by d, of length len: k uu^T + k (1 - r/len)(I - uu^T), u = d/len. Its eigenvalues are
+ * k (along u) and k (1 - r/len) twice (across), so projecting them onto [0, inf)
+ * (MS_SPD_PROJECT) is the same as clamping (1 - r/len) at 0 (MS_SPD_CLAMP); the other variants
+ * return the exact block. A spring of zero length has no direction: k I. */
+static inline void ms_spring_block(const double d[3], double len, double k, double r, ms_spd spd,
+                                   double blk[9]) {
+  double across = len > 0 ? 1.0 - r / len : 1.0, u[3];
+  if ((spd == MS_SPD_CLAMP || spd == MS_SPD_PROJECT) && across < 0) across = 0;
+  for (int t = 0; t < 3; t++) u[t] = len > 0 ? d[t] / len : 0.0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      blk[3 * i + j] = k * ((1.0 - across) * u[i] * u[j] + (i == j ? across : 0.0));
+}
+
 /* contact.c: planes and spheres (penalty, projection, friction) */
+double ms_contact_point(const ms_model *m, const double *p, double *f);
 double ms_contact_forces(const ms_model *m, const double *x, double *f);
 int ms_contact_hessian(const ms_model *m, const double *x, int i, double *blk);
 int ms_contact_path(const ms_model *m, const double *a, const double *p);
@@ -442,6 +464,10 @@ void ms_xpbd_free(ms_xpbd_ws *w);
 
 /* lbfgs.c: L-BFGS on g with FMS's matrix as initial Hessian (Liu, Bouaziz and Kavan 2017) */
 void ms_lbfgs_free(ms_lbfgs_ws *w);
+/* vbd.c: vertex block descent (Chen et al. 2024) on g, Gauss-Seidel over a vertex colouring */
+ms_status ms_vbd_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
+                          ms_info *info);
+void ms_vbd_free(ms_vbd_ws *w);
 
 /* step.c: one step of any method; on failure the state is left as it was */
 double ms_clock(void);

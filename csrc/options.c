@@ -25,10 +25,8 @@ static const char *const solver_names[] = {
     [MS_NSOLVE] = NULL,
 };
 static const char *const minimizer_names[] = {
-    [MS_MIN_NEWTON] = "newton",
-    [MS_MIN_FMS] = "fms",
-    [MS_MIN_LBFGS] = "lbfgs",
-    [MS_MIN_VBD] = NULL,
+    [MS_MIN_NEWTON] = "newton", [MS_MIN_FMS] = "fms", [MS_MIN_LBFGS] = "lbfgs",
+    [MS_MIN_VBD] = "vbd",       [MS_NMIN] = NULL,
 };
 static const char *const pin_names[] = {
     [MS_PIN_ELIMINATE] = "eliminate", [MS_PIN_PENALTY] = "penalty", [MS_NPIN] = NULL};
@@ -55,7 +53,7 @@ const ms_opt_field ms_opt_fields[MS_NOPT] = {
     [MS_OPT_SHIFT] = {FIELD(shift), MS_REAL, 0, INFINITY},
     [MS_OPT_LINE_SEARCH] = {FIELD(line_search), MS_FLAG, 0, 1},
     [MS_OPT_SOLVER] = {FIELD(solver), MS_CHOICE, 0, MS_NSOLVE - 1, 0, solver_names},
-    [MS_OPT_MINIMIZER] = {FIELD(minimizer), MS_CHOICE, 0, MS_MIN_LBFGS, 0, minimizer_names},
+    [MS_OPT_MINIMIZER] = {FIELD(minimizer), MS_CHOICE, 0, MS_NMIN - 1, 0, minimizer_names},
     [MS_OPT_PIN] = {FIELD(pin), MS_CHOICE, 0, MS_NPIN - 1, 0, pin_names},
     [MS_OPT_PIN_WEIGHT] = {FIELD(pin_weight), MS_REAL, 0, INFINITY},
     [MS_OPT_ACCELERATION] = {FIELD(acceleration), MS_CHOICE, 0, MS_NACCEL - 1, 0, accel_names},
@@ -88,24 +86,27 @@ const ms_opt_field ms_opt_fields[MS_NOPT] = {
   "in implicit_midpoint and bdf2, x_t, h and v are the base point, effective step h' and "   \
   "base velocity of their g"
 
-/* the options of FMS, the fms method's and the implicit methods' with solver='fms' */
+/* the options of FMS, the fms method's and the implicit methods' with solver='fms'; the
+ * implicit methods' acceleration and rho are also VBD's */
 // clang-format off
-#define FMS_PARAMS                                                                       \
+#define FMS_PARAMS(ACCEL_DOC, RHO_DOC)                                                   \
   {"pin", MS_OPT_PIN, MS_PIN_ELIMINATE,                                                  \
    "fixed vertices in FMS's matrix: eliminated from the system, or unknowns held by a "  \
    "penalty pin_weight/2 |x - x0|^2 (they are still put back exactly after the step)"},  \
   {"pin_weight", MS_OPT_PIN_WEIGHT, 1e8,                                                 \
    "penalty stiffness of pin='penalty' [N/m]; a pinned vertex drifts by about its "      \
    "support force / pin_weight during the iterations"},                                  \
-  {"acceleration", MS_OPT_ACCELERATION, MS_ACCEL_NONE,                                   \
-   "FMS: Chebyshev semi-iteration (Wang 2015) or Anderson mixing with an energy "        \
-   "safeguard (Peng 2018)"},                                                             \
-  {"rho", MS_OPT_RHO, 0.99, "chebyshev: spectral radius estimate of plain FMS"},         \
+  {"acceleration", MS_OPT_ACCELERATION, MS_ACCEL_NONE, ACCEL_DOC},                       \
+  {"rho", MS_OPT_RHO, 0.99, RHO_DOC},                                                    \
   {"chebyshev_delay", MS_OPT_CHEBYSHEV_DELAY, 10,                                        \
-   "chebyshev: plain iterations before acceleration starts"},                            \
-  {"relax", MS_OPT_RELAX, 1, "chebyshev: under-relaxation gamma"},                       \
+   "FMS's chebyshev: plain iterations before acceleration starts"},                      \
+  {"relax", MS_OPT_RELAX, 1, "FMS's chebyshev: under-relaxation gamma"},                 \
   {"window", MS_OPT_WINDOW, 5,                                                           \
    "anderson: number of past iterates mixed (m); solver='lbfgs': curvature pairs kept (m)"}
+#define FMS_ACCEL_DOC                                                                    \
+  "Chebyshev semi-iteration (Wang 2015) or Anderson mixing with an energy safeguard "    \
+  "(Peng 2018)"
+#define FMS_RHO_DOC "chebyshev: spectral radius estimate of plain FMS"
 // clang-format on
 
 /* each method's options: public name, field, default (a choice's index, a flag's 0 or 1) */
@@ -114,7 +115,10 @@ static const ms_param implicit_params[] = {
      "the minimiser of g: 'newton' (CHOLMOD on 3x3 blocks, spd, shift and line_search "
      "options), 'fms' (Liu et al. 2013 local-global iterations on one prefactored matrix, "
      "pin and acceleration options), 'lbfgs' (Liu et al. 2017 L-BFGS with that matrix as "
-     "initial Hessian and an Armijo line search, window option)"},
+     "initial Hessian and an Armijo line search, window option), 'vbd' (vertex block "
+     "descent, Chen et al. 2024: Gauss-Seidel 3x3 Newton steps per vertex (spring Hessians "
+     "clamped) over a vertex colouring, each safeguarded so that g never increases; threads "
+     "update a colour in parallel; acceleration and rho options)"},
     {"iterations", MS_OPT_ITERATIONS, MS_BY_SOLVER,
      "the solver's iterations at most; None: its own default, 1 for newton (the course "
      "convention), 10 for the others"},
@@ -128,7 +132,12 @@ static const ms_param implicit_params[] = {
     {"line_search", MS_OPT_LINE_SEARCH, 0,
      "newton: backtracking Armijo line search on g along the Newton step"},
     {"start", MS_OPT_START, MS_START_INERTIAL, START_DOC},
-    FMS_PARAMS,
+    FMS_PARAMS("solver='fms': " FMS_ACCEL_DOC "; solver='vbd': 'chebyshev' only, the "
+               "extrapolation x = omega (x_sweep - x_prev2) + x_prev2 after each sweep of Chen "
+               "et al. 2024 (Alg. 1), with which g may rise; newton ignores it",
+               "chebyshev: spectral radius estimate of the plain iteration, read by solvers "
+               "'fms' (0.99 suits it) and 'vbd' (0.9 to 0.95 on msim's cloths; 0.99 needs more "
+               "sweeps on a small cloth and more backtracking per sweep on a large one)"),
 };
 static const ms_param linearized_params[] = {
     {"solver", MS_OPT_SOLVER, MS_SOLVE_CG,
@@ -145,7 +154,7 @@ static const ms_param linearized_params[] = {
 static const ms_param fms_params[] = {
     {"iterations", MS_OPT_ITERATIONS, 10, "local-global iterations per step (cap)"},
     {"tol", MS_OPT_TOL, 0, "stop when |grad g| < tol [N]; 0: run all iterations"},
-    FMS_PARAMS,
+    FMS_PARAMS(FMS_ACCEL_DOC, FMS_RHO_DOC),
     {"start", MS_OPT_START, MS_START_INERTIAL, START_DOC},
 };
 static const ms_param xpbd_params[] = {
@@ -201,6 +210,8 @@ const ms_method_def ms_methods[MS_NMETHOD] = {
 };
 #undef PARAMS
 #undef FMS_PARAMS
+#undef FMS_ACCEL_DOC
+#undef FMS_RHO_DOC
 
 /* constructor defaults of a System */
 const ms_default ms_defaults[MS_NDEFAULT] = {
@@ -252,7 +263,16 @@ void ms_opt_defaults(ms_method method, ms_opt *o) {
     ms_opt_set(o, &ms_opt_fields[md->params[i].field], md->params[i].value);
 }
 
-/* the first option of method whose value in o is out of range, or -1 */
+/* the index of field among method's options, or -1 when it takes none */
+int ms_opt_index(ms_method method, ms_opt_id field) {
+  const ms_method_def *md = &ms_methods[method];
+  for (int i = 0; i < md->nparam; i++)
+    if (md->params[i].field == field) return i;
+  return -1;
+}
+
+/* the first option of method whose value in o is out of range, or -1; with solver='vbd',
+ * acceleration is 'none' or 'chebyshev' */
 int ms_opt_check(ms_method method, const ms_opt *o) {
   const ms_method_def *md = &ms_methods[method];
   for (int i = 0; i < md->nparam; i++) {
@@ -261,6 +281,9 @@ int ms_opt_check(ms_method method, const ms_opt *o) {
     if (v == MS_BY_SOLVER && md->params[i].value == MS_BY_SOLVER) continue;
     if (!ms_opt_in_range(f, v)) return i;
   }
+  int solver = ms_opt_index(method, MS_OPT_MINIMIZER);
+  if (solver >= 0 && o->minimizer == MS_MIN_VBD && o->acceleration == MS_ACCEL_ANDERSON)
+    return ms_opt_index(method, MS_OPT_ACCELERATION);
   return -1;
 }
 

@@ -12,10 +12,6 @@
 
 #include "msim.h"
 
-/* a spring shorter than this counts as this long [m]: its x_i - x_j is ~0, so it pushes
- * nothing, and the coefficient stays finite */
-#define MS_TINY 1e-150
-
 int ms_spring_blocks(int ns) {
   return (ns + MS_SBLOCK - 1) / MS_SBLOCK;
 }
@@ -171,18 +167,9 @@ ms_energies ms_energy(const ms_model *m, const ms_data *d) {
   return e;
 }
 
-/* 3x3 Hessian block of spring s at x, row-major [N/m]: k uu^T + k (1 - L/l)(I - uu^T).
- * Its eigenvalues are k (along u) and k (1 - L/l) twice (across), so projecting them onto
- * [0, inf) (MS_SPD_PROJECT) is the same as clamping (1 - L/l) at 0 (MS_SPD_CLAMP); the other
- * variants return the exact block. A spring of zero length has no direction: k I. */
+/* 3x3 Hessian block of spring s at x, row-major [N/m] (ms_spring_block) */
 void ms_spring_hessian(const ms_model *m, const double *x, int s, ms_spd spd, double blk[9]) {
   const double *a = x + 3 * m->edge[2 * s], *b = x + 3 * m->edge[2 * s + 1];
-  double u[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-  double len = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), k = m->k[s];
-  double across = len > 0 ? 1.0 - m->rest[s] / len : 1.0;
-  if ((spd == MS_SPD_CLAMP || spd == MS_SPD_PROJECT) && across < 0) across = 0;
-  for (int t = 0; t < 3; t++) u[t] = len > 0 ? u[t] / len : 0.0;
-  for (int r = 0; r < 3; r++)
-    for (int c = 0; c < 3; c++)
-      blk[3 * r + c] = k * ((1.0 - across) * u[r] * u[c] + (r == c ? across : 0.0));
+  double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+  ms_spring_block(d, sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), m->k[s], m->rest[s], spd, blk);
 }

@@ -69,8 +69,8 @@ def resolve(method: str, options: dict[str, Any]) -> dict[str, Any]:
 
     An option whose default is None is left to the core (an iteration cap that depends on the
     solver); two public names of one option (`iterations`, `max_iterations`) may not both be
-    given. Raises ValueError for an unknown method, option or choice and TypeError for a wrong
-    type.
+    given; solver 'vbd' takes no Anderson acceleration. Raises ValueError for an unknown
+    method, option or choice and TypeError for a wrong type.
     """
     if not isinstance(method, str):
         raise TypeError(f"method: expected a string, got {type(method).__name__}")
@@ -81,6 +81,8 @@ def resolve(method: str, options: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         allowed = sorted(table) or "none"
         raise ValueError(f"{unknown[0]}: not an option of method {method!r} (options: {allowed})")
+    if options.get("solver") == "vbd" and options.get("acceleration") == "anderson":
+        raise ValueError("acceleration: solver 'vbd' takes 'none' or 'chebyshev', got 'anderson'")
     core = {opt.core: _convert(name, opt.default, opt) for name, opt in table.items()
             if name not in options and opt.default is not None}
     given: dict[str, str] = {}  # core keyword -> the public name that set it

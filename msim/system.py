@@ -24,7 +24,7 @@ class StepInfo:
 
     implicit_euler, implicit_midpoint, bdf2 (their g has the effective step h/2 and 2h/3, and
     implicit_midpoint's unknown is the midpoint (x_t + x_{t+h})/2): entry 0 is the start point
-    x = y, then one entry per Newton iteration;
+    x = y, then one entry per solver iteration (solver="vbd": per sweep over all vertices);
     residuals are |grad g| [N], objectives g [J]; converged is True only when a positive tol
     was met (with tol=0 nothing was tested, so it is False). linearized_implicit: entry 0 is
     dv = 0, then one per solver iteration (one for 'direct'); residuals are |b - A dv| / |b|,

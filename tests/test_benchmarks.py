@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from benchmarks import peers, run
+from benchmarks import peers, run, vbd
 
 
 # the methods with a NumPy/SciPy twin (and XPBD, which has none); rk4, velocity_verlet,
@@ -113,3 +113,12 @@ def test_solver_benchmark_reports_accuracy_against_time_for_each_solver(capsys):
         name, *lines = block.strip().splitlines()
         rows[name.split(":")[0]] = lines[0].split()
     assert rows["fms"][0] == rows["lbfgs"][0] == "1" and rows["fms"][2] == rows["lbfgs"][2]
+
+
+def test_the_vbd_benchmark_reports_every_solver_and_the_thread_ratios(capsys):
+    assert vbd.main(["--n", "8", "--frames", "1", "--sweeps", "30", "--newton", "5",
+                     "--repeats", "2"]) == 0
+    out = capsys.readouterr().out
+    for label in ("newton", "vbd", "vbd chebyshev 0.9", "vbd chebyshev 0.95"):
+        assert f"\n{label} " in out
+    assert "threads=2 over threads=1" in out and "median" in out

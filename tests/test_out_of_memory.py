@@ -17,6 +17,8 @@ CASES = [
     ("fms", {"acceleration": "anderson"}),
     ("implicit_euler", {"solver": "lbfgs"}),
     ("xpbd", {}),
+    ("implicit_euler", {"solver": "vbd"}),
+    ("bdf2", {"solver": "vbd", "acceleration": "chebyshev", "rho": 0.9}),
 ]
 
 

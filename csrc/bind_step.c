@@ -127,7 +127,7 @@ typedef struct {
 } core_call;
 
 static ms_status step_call(SystemObject *self, core_call *c) {
-  ms_status st = ms_data_reserve(&self->d, c->opt.iterations + 1); /* capped at MS_HIST_MAX */
+  ms_status st = ms_data_reserve(&self->d, ms_opt_iterations(&c->opt) + 1); /* <= MS_HIST_MAX */
   return st != MS_OK ? st
                      : ms_step(&self->m, &self->d, (ms_method)c->method, c->h, &c->opt, &c->info);
 }
@@ -219,9 +219,10 @@ static int parse_options(PyObject *kw, ms_opt *opt) {
   return 0;
 }
 
-/* the default of param p as the Python value users pass */
+/* the default of param p as the Python value users pass; None for a cap left to the solver */
 static PyObject *param_default(const ms_param *p) {
   const ms_opt_field *f = &ms_opt_fields[p->field];
+  if (f->type == MS_INT && p->value == MS_BY_SOLVER) Py_RETURN_NONE;
   switch (f->type) {
     case MS_REAL:
       return PyFloat_FromDouble(p->value);

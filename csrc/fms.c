@@ -180,7 +180,8 @@ static void contact_set(fms_ctx *c) {
   }
 }
 
-/* set up the context of one step: workspace, unknowns, the target y and a current factor */
+/* set up the context of one step once d->y holds its target: workspace, unknowns, contact set
+ * and a current factor */
 static ms_status start(fms_ctx *c, const ms_model *m, ms_data *d, double h, const ms_opt *o,
                        ms_info *info) {
   int penalty = o->pin == MS_PIN_PENALTY;
@@ -189,9 +190,26 @@ static ms_status start(fms_ctx *c, const ms_model *m, ms_data *d, double h, cons
   *c = (fms_ctx){.m = m, .d = d, .w = d->fms, .unk = *m, .h = h, .o = o};
   if (penalty) c->unk.dof = c->w->all, c->unk.nfree = m->nv;
   c->n = c->unk.nfree;
-  ms_inertial_target(m, d, h, d->y);
   contact_set(c);
   return c->n ? factor(c, info) : MS_OK;
+}
+
+ms_status ms_fms_prepare(const ms_model *m, ms_data *d, double hs, const ms_opt *o, ms_info *info) {
+  fms_ctx c;
+  return start(&c, m, d, hs, o, info);
+}
+
+ms_status ms_fms_apply_inverse(const ms_model *m, ms_data *d, const double *r, double *z) {
+  ms_fms_ws *w = d->fms;
+  int penalty = w->pin == MS_PIN_PENALTY, n = penalty ? m->nv : m->nfree;
+  const int *dof = penalty ? w->all : m->dof;
+  for (int v = 0; v < m->nv; v++)
+    for (int t = 0; t < 3 && dof[v] >= 0; t++) w->rhs[t * n + dof[v]] = r[3 * v + t];
+  ms_status st = n ? ms_chol_solve(w->ch, w->rhs, 3, ms_threads(m)) : MS_OK;
+  if (st != MS_OK) return st;
+  for (int v = 0; v < m->nv; v++)
+    for (int t = 0; t < 3; t++) z[3 * v + t] = m->fixed[v] ? 0.0 : w->rhs[t * n + dof[v]];
+  return MS_OK;
 }
 
 /* the right-hand sides' part that stays fixed within a step: M y (+ h^2 w y on pinned
@@ -381,8 +399,9 @@ static double record(fms_ctx *c, int k) {
 
 typedef ms_status (*fms_next)(fms_ctx *, int);
 
-/* one implicit Euler step by FMS: iterate from the start point, then v = (x - x_t)/h */
-ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info) {
+/* minimise g by FMS from the start point in d->xn (ms_minimize_fn) */
+ms_status ms_fms_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
+                          ms_info *info) {
   static const fms_next next[] = {
       [MS_ACCEL_NONE] = plain_next,
       [MS_ACCEL_CHEBYSHEV] = chebyshev_next,
@@ -390,16 +409,15 @@ ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
   };
   int accel = o->acceleration; /* options are in range: ms_step checked them */
   fms_ctx c;
-  ms_status st = start(&c, m, d, h, o, info);
+  ms_status st = start(&c, m, d, hs, o, info);
   if (st != MS_OK) return st;
 
-  // iterate from the chosen start, recording g and |grad g| there and after every iteration
-  ms_start_point(m, d, h, o->start, d->xn);
+  // iterate, recording g and |grad g| at the start point and after every iteration
   rhs_base(&c);
   double res = record(&c, 0);
   info->nhist = 1;
   info->converged = o->tol > 0 && res < o->tol;
-  for (int k = 1; c.n && k <= o->iterations && !info->converged; k++) {
+  for (int k = 1; c.n && k <= cap && !info->converged; k++) {
     if (ms_interrupted(d)) return MS_EINTERRUPT;
     st = next[accel](&c, k);
     if (st != MS_OK) return st;
@@ -412,8 +430,15 @@ ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
   // load / kc) or, entering mid-iteration, unseen: project each one out along its path's
   // contact normal; friction follows the penalty rule in ms_step, from the contact impulse
   ms_contact_project(m, d->x, d->xn, 0.0);
-  for (int i = 0; i < 3 * m->nv; i++) d->vn[i] = (d->xn[i] - d->x[i]) / h;
   return MS_OK;
+}
+
+/* one implicit Euler step by FMS (Liu et al. 2013's method) */
+ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info) {
+  ms_scheme sc = ms_scheme_begin(m, d, MS_IMPLICIT_EULER, h, o->start);
+  ms_status st = ms_fms_minimize(m, d, h, o->iterations, o, info);
+  if (st == MS_OK) ms_scheme_end(m, d, &sc);
+  return st;
 }
 
 /* benchmark kernels: SETUP analyses and factorises from scratch, LOCAL runs reps local steps
@@ -426,6 +451,7 @@ ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o
     ms_chol_free(d->fms->ch);
     d->fms->ch = NULL;
   }
+  ms_inertial_target(m, d, h, d->y);
   ms_status st = start(&c, m, d, h, o, &info);
   if (st != MS_OK || !c.n || part == MS_FMS_SETUP) return st;
   rhs_base(&c);

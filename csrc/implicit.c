@@ -169,19 +169,21 @@ static double line_search(const ms_model *m, ms_data *d, ms_implicit *w, double 
 }
 
 /* minimise g(x) = |x - y|_M^2 / (2 h^2) + E(x), y = d->y, by Newton from the start point in
- * d->xn; whichever scheme set y and the start, every start keeps fixed vertices at x_t, so
- * they never move (p is zero there). History: entry 0 at the start point, one entry per Newton
- * iteration. */
-static ms_status newton(const ms_model *m, ms_data *d, ms_implicit *w, double h, const ms_opt *o,
-                        ms_info *info) {
+ * d->xn (ms_minimize_fn); every start keeps fixed vertices at x_t, so they never move (p is zero
+ * there). History: entry 0 at the start point, one entry per Newton iteration. */
+ms_status ms_newton_minimize(const ms_model *m, ms_data *d, double h, int cap, const ms_opt *o,
+                             ms_info *info) {
+  ms_implicit *w;
+  ms_status st = workspace(m, d, &w);
+  if (st != MS_OK) return st;
   int n3 = 3 * m->nv, it = 0;
   double *x = d->xn, obj, res = ms_objective_grad(m, d, x, d->y, h, d->g, &obj);
   ms_hist(d, 0, res, obj);
-  while (it < o->iterations && !(o->tol > 0 && res < o->tol)) {
+  while (it < cap && !(o->tol > 0 && res < o->tol)) {
     if (ms_interrupted(d)) return MS_EINTERRUPT;
     // Newton direction p = -(grad^2 g)^-1 grad g
     build_system(m, x, w, o, 1.0 / (h * h), 1.0);
-    ms_status st = factor(m, w, info);
+    st = factor(m, w, info);
     if (st != MS_OK) return st;
     double t0 = ms_clock();
     for (int k = 0; k < n3; k++) d->f[k] = -d->g[k];
@@ -201,16 +203,18 @@ static ms_status newton(const ms_model *m, ms_data *d, ms_implicit *w, double h,
   return MS_OK;
 }
 
-/* one step of an implicit scheme (ms_scheme): its target and start point, Newton on g from
- * o->start (default y, which already holds the damped velocity, gravity and the external
- * forces: the answer when springs vanish), then the scheme's positions and velocities */
+/* one step of an implicit scheme (ms_scheme): its target and start point, the chosen solver
+ * of g from o->start (default y, which already holds the damped velocity, gravity and the
+ * external forces: the answer when springs vanish), then the scheme's positions and
+ * velocities */
 static ms_status implicit_step(const ms_model *m, ms_data *d, ms_method method, double h,
                                const ms_opt *o, ms_info *info) {
-  ms_implicit *w; /* options are in range: ms_step checked them */
-  ms_status st = workspace(m, d, &w);
-  if (st != MS_OK) return st;
+  static const ms_minimize_fn solvers[MS_NMIN] = {
+      [MS_MIN_NEWTON] = ms_newton_minimize,
+      [MS_MIN_FMS] = ms_fms_minimize,
+  };
   ms_scheme sc = ms_scheme_begin(m, d, method, h, o->start);
-  st = newton(m, d, w, sc.hs, o, info);
+  ms_status st = solvers[o->minimizer](m, d, sc.hs, ms_opt_iterations(o), o, info);
   if (st == MS_OK) ms_scheme_end(m, d, &sc);
   return st;
 }

@@ -74,13 +74,14 @@ typedef struct {
 
 /* options of one step; each integrator reads the fields it documents */
 typedef struct {
-  int iterations; /* iteration cap of iterative methods */
+  int iterations; /* iteration cap of iterative methods; MS_BY_SOLVER: the solver's own */
   double tol;     /* stop when the residual falls below this (0: never) */
   /* implicit_euler, linearized_implicit */
   int spd;         /* ms_spd: how the spring Hessian is kept positive definite */
   double shift;    /* MS_SPD_SHIFT: eps added to the stiffness diagonal [N/m] */
   int line_search; /* implicit_euler: backtracking Armijo line search on g */
   int solver;      /* linearized_implicit: ms_linsolver */
+  int minimizer;   /* implicit_euler, implicit_midpoint, bdf2: ms_minimizer, the solver of g */
   /* fms, xpbd */
   int pin;             /* fms: 0 eliminate fixed vertices, 1 penalise them (ms_fms_pin) */
   double pin_weight;   /* fms penalty stiffness on fixed vertices [N/m] */
@@ -111,6 +112,12 @@ typedef enum {
   MS_NSOLVE,
 } ms_linsolver;
 
+/* minimisers of g, the solvers of implicit_euler, implicit_midpoint and bdf2 (ms_opt.minimizer) */
+typedef enum { MS_MIN_NEWTON = 0, MS_MIN_FMS, MS_MIN_LBFGS, MS_MIN_VBD, MS_NMIN } ms_minimizer;
+
+/* an iteration cap left to the solver: ms_opt_iterations gives the solver's own */
+#define MS_BY_SOLVER (-1)
+
 /* fms pinning and acceleration choices (ms_opt.pin, ms_opt.acceleration) */
 typedef enum { MS_PIN_ELIMINATE = 0, MS_PIN_PENALTY, MS_NPIN } ms_fms_pin;
 typedef enum { MS_ACCEL_NONE = 0, MS_ACCEL_CHEBYSHEV, MS_ACCEL_ANDERSON, MS_NACCEL } ms_fms_accel;
@@ -134,6 +141,7 @@ typedef enum {
   MS_OPT_SHIFT,
   MS_OPT_LINE_SEARCH,
   MS_OPT_SOLVER,
+  MS_OPT_MINIMIZER,
   MS_OPT_PIN,
   MS_OPT_PIN_WEIGHT,
   MS_OPT_ACCELERATION,
@@ -173,6 +181,7 @@ double ms_opt_get(const ms_opt *o, const ms_opt_field *f);
 void ms_opt_set(ms_opt *o, const ms_opt_field *f, double v);
 void ms_opt_defaults(ms_method method, ms_opt *o);
 int ms_opt_check(ms_method method, const ms_opt *o);
+int ms_opt_iterations(const ms_opt *o);
 
 /* options.c: a System's constructor defaults, one place for the binding, msim.System's
  * documentation (msim._core.defaults()) and ms_model_defaults */
@@ -344,7 +353,6 @@ void ms_scheme_end(const ms_model *m, ms_data *d, const ms_scheme *sc);
 
 /* potential.c: the incremental potential g(x) = |x - y|_M^2 / (2 h^2) + E_spring(x) */
 void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y);
-void ms_start_point(const ms_model *m, const ms_data *d, double h, int start, double *x);
 double ms_objective(const ms_model *m, const double *x, const double *y, double h);
 double ms_objective_grad(const ms_model *m, ms_data *d, const double *x, const double *y, double h,
                          double *grad, double *obj);
@@ -367,7 +375,20 @@ ms_status ms_rk4(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
 ms_status ms_velocity_verlet(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                              ms_info *info);
 
-/* implicit.c: implicit Euler, implicit midpoint and BDF2 by Newton; linearised implicit Euler */
+/* solvers of g: on entry d->y holds y and d->xn the start point (fixed vertices at x_t in both);
+ * d->x, d->vn, d->s and d->vb (the step's start state and BDF2's base) stay untouched. At most
+ * cap iterations, stopping once |grad g| < o->tol when o->tol > 0; d->xn ends at the last
+ * iterate. History entry k: |grad g| [N] and g [J] at iterate k (entry 0: the start point).
+ * Fills info->iters, nhist, converged and its timings; results do not depend on m->nthread */
+typedef ms_status (*ms_minimize_fn)(const ms_model *m, ms_data *d, double hs, int cap,
+                                    const ms_opt *o, ms_info *info);
+ms_status ms_newton_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
+                             ms_info *info);
+ms_status ms_fms_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
+                          ms_info *info);
+
+/* implicit.c: implicit Euler, implicit midpoint and BDF2 by any solver of g; linearised
+ * implicit Euler */
 ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                             ms_info *info);
 ms_status ms_implicit_midpoint(const ms_model *m, ms_data *d, double h, const ms_opt *o,
@@ -376,9 +397,14 @@ ms_status ms_bdf2(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
 ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                                  ms_info *info);
 void ms_implicit_free(ms_implicit *w);
-/* fms.c: fast mass-spring (Liu 2013) with Chebyshev or Anderson acceleration */
+/* fms.c: fast mass-spring (Liu 2013) with Chebyshev or Anderson acceleration, as the fms method
+ * and as a solver of g; ms_fms_prepare makes the prefactored matrix A = M + hs^2 L (+ contact
+ * and pin penalties) current for this step, ms_fms_apply_inverse z = A^-1 r ((nv,3), zero on
+ * fixed vertices; r and z may alias) */
 typedef enum { MS_FMS_SETUP = 0, MS_FMS_LOCAL, MS_FMS_SOLVE } ms_fms_part;
 ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
+ms_status ms_fms_prepare(const ms_model *m, ms_data *d, double hs, const ms_opt *o, ms_info *info);
+ms_status ms_fms_apply_inverse(const ms_model *m, ms_data *d, const double *r, double *z);
 void ms_fms_free(ms_fms_ws *w);
 int64_t ms_fms_factorizations(const ms_data *d);
 ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_fms_part part,

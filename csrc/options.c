@@ -24,6 +24,11 @@ static const char *const solver_names[] = {
     [MS_SOLVE_DIRECT] = "direct",
     [MS_NSOLVE] = NULL,
 };
+static const char *const minimizer_names[] = {
+    [MS_MIN_NEWTON] = "newton",
+    [MS_MIN_FMS] = "fms",
+    [MS_MIN_LBFGS] = NULL,
+};
 static const char *const pin_names[] = {
     [MS_PIN_ELIMINATE] = "eliminate", [MS_PIN_PENALTY] = "penalty", [MS_NPIN] = NULL};
 static const char *const accel_names[] = {
@@ -49,6 +54,7 @@ const ms_opt_field ms_opt_fields[MS_NOPT] = {
     [MS_OPT_SHIFT] = {FIELD(shift), MS_REAL, 0, INFINITY},
     [MS_OPT_LINE_SEARCH] = {FIELD(line_search), MS_FLAG, 0, 1},
     [MS_OPT_SOLVER] = {FIELD(solver), MS_CHOICE, 0, MS_NSOLVE - 1, 0, solver_names},
+    [MS_OPT_MINIMIZER] = {FIELD(minimizer), MS_CHOICE, 0, MS_MIN_FMS, 0, minimizer_names},
     [MS_OPT_PIN] = {FIELD(pin), MS_CHOICE, 0, MS_NPIN - 1, 0, pin_names},
     [MS_OPT_PIN_WEIGHT] = {FIELD(pin_weight), MS_REAL, 0, INFINITY},
     [MS_OPT_ACCELERATION] = {FIELD(acceleration), MS_CHOICE, 0, MS_NACCEL - 1, 0, accel_names},
@@ -81,17 +87,45 @@ const ms_opt_field ms_opt_fields[MS_NOPT] = {
   "in implicit_midpoint and bdf2, x_t, h and v are the base point, effective step h' and "   \
   "base velocity of their g"
 
+/* the options of FMS, the fms method's and the implicit methods' with solver='fms' */
+// clang-format off
+#define FMS_PARAMS                                                                       \
+  {"pin", MS_OPT_PIN, MS_PIN_ELIMINATE,                                                  \
+   "fixed vertices in FMS's matrix: eliminated from the system, or unknowns held by a "  \
+   "penalty pin_weight/2 |x - x0|^2 (they are still put back exactly after the step)"},  \
+  {"pin_weight", MS_OPT_PIN_WEIGHT, 1e8,                                                 \
+   "penalty stiffness of pin='penalty' [N/m]; a pinned vertex drifts by about its "      \
+   "support force / pin_weight during the iterations"},                                  \
+  {"acceleration", MS_OPT_ACCELERATION, MS_ACCEL_NONE,                                   \
+   "FMS: Chebyshev semi-iteration (Wang 2015) or Anderson mixing with an energy "        \
+   "safeguard (Peng 2018)"},                                                             \
+  {"rho", MS_OPT_RHO, 0.99, "chebyshev: spectral radius estimate of plain FMS"},         \
+  {"chebyshev_delay", MS_OPT_CHEBYSHEV_DELAY, 10,                                        \
+   "chebyshev: plain iterations before acceleration starts"},                            \
+  {"relax", MS_OPT_RELAX, 1, "chebyshev: under-relaxation gamma"},                       \
+  {"window", MS_OPT_WINDOW, 5, "anderson: number of past iterates mixed (m)"}
+// clang-format on
+
 /* each method's options: public name, field, default (a choice's index, a flag's 0 or 1) */
 static const ms_param implicit_params[] = {
-    {"max_iterations", MS_OPT_ITERATIONS, 1,
-     "Newton iterations at most (1: the course convention)"},
+    {"solver", MS_OPT_MINIMIZER, MS_MIN_NEWTON,
+     "the minimiser of g: 'newton' (CHOLMOD on 3x3 blocks, spd, shift and line_search "
+     "options), 'fms' (Liu et al. 2013 local-global iterations on one prefactored matrix, "
+     "pin and acceleration options)"},
+    {"iterations", MS_OPT_ITERATIONS, MS_BY_SOLVER,
+     "the solver's iterations at most; None: its own default, 1 for newton (the course "
+     "convention), 10 for the others"},
+    {"max_iterations", MS_OPT_ITERATIONS, MS_BY_SOLVER,
+     "Newton's earlier name of `iterations` (give one of the two)"},
     {"tol", MS_OPT_TOL, 0,
-     "stop when |grad g| over free vertices is below tol [N]; 0: run max_iterations"},
+     "stop when |grad g| over free vertices is below tol [N], the same measure for every "
+     "solver; 0: run all iterations"},
     {"spd", MS_OPT_SPD, MS_SPD_CLAMP, SPD_DOC},
     {"shift", MS_OPT_SHIFT, 100, SHIFT_DOC},
     {"line_search", MS_OPT_LINE_SEARCH, 0,
-     "backtracking Armijo line search on g along the Newton step"},
+     "newton: backtracking Armijo line search on g along the Newton step"},
     {"start", MS_OPT_START, MS_START_INERTIAL, START_DOC},
+    FMS_PARAMS,
 };
 static const ms_param linearized_params[] = {
     {"solver", MS_OPT_SOLVER, MS_SOLVE_CG,
@@ -108,21 +142,7 @@ static const ms_param linearized_params[] = {
 static const ms_param fms_params[] = {
     {"iterations", MS_OPT_ITERATIONS, 10, "local-global iterations per step (cap)"},
     {"tol", MS_OPT_TOL, 0, "stop when |grad g| < tol [N]; 0: run all iterations"},
-    {"pin", MS_OPT_PIN, MS_PIN_ELIMINATE,
-     "fixed vertices: eliminated from the system, or unknowns held by a penalty "
-     "pin_weight/2 |x - x0|^2 (the course report's variant; they are still put back exactly "
-     "after the step)"},
-    {"pin_weight", MS_OPT_PIN_WEIGHT, 1e8,
-     "penalty stiffness of pin='penalty' [N/m]; a pinned vertex drifts by about its support "
-     "force / pin_weight during the iterations"},
-    {"acceleration", MS_OPT_ACCELERATION, MS_ACCEL_NONE,
-     "Chebyshev semi-iteration (Wang 2015) or Anderson mixing with an energy safeguard (Peng "
-     "2018)"},
-    {"rho", MS_OPT_RHO, 0.99, "chebyshev: spectral radius estimate of plain FMS"},
-    {"chebyshev_delay", MS_OPT_CHEBYSHEV_DELAY, 10,
-     "chebyshev: plain iterations before acceleration starts"},
-    {"relax", MS_OPT_RELAX, 1, "chebyshev: under-relaxation gamma"},
-    {"window", MS_OPT_WINDOW, 5, "anderson: number of past iterates mixed (m)"},
+    FMS_PARAMS,
     {"start", MS_OPT_START, MS_START_INERTIAL, START_DOC},
 };
 static const ms_param xpbd_params[] = {
@@ -138,10 +158,11 @@ const ms_method_def ms_methods[MS_NMETHOD] = {
                            "x += h v(t); v += h a(x(t)). Unstable for stiff springs, on purpose."},
     [MS_SYMPLECTIC_EULER] = {"symplectic_euler",
                              "v += h a(x(t)); x += h v(t+h). Stable below h ~ 2/omega_max."},
-    [MS_IMPLICIT_EULER] = {"implicit_euler",
-                           "Newton on g(x) = |x - y|_M^2/(2h^2) + E(x) from x = y, CHOLMOD on "
-                           "3x3 blocks (fixed vertices eliminated); v = (x - x_t)/h.",
-                           PARAMS(implicit_params)},
+    [MS_IMPLICIT_EULER] =
+        {"implicit_euler",
+         "Minimise g(x) = |x - y|_M^2/(2h^2) + E(x) from x = y by the chosen solver "
+         "(Newton with CHOLMOD on 3x3 blocks by default); v = (x - x_t)/h.",
+         PARAMS(implicit_params)},
     [MS_LINEARIZED_IMPLICIT] = {"linearized_implicit",
                                 "Baraff-Witkin: one solve (M - h^2 K) dv = h (f + h K v); "
                                 "v += dv; x += h v.",
@@ -163,19 +184,20 @@ const ms_method_def ms_methods[MS_NMETHOD] = {
                             "Kick-drift-kick: v += (h/2) a(x); x += h v; v += (h/2) a(x). "
                             "Second-order symplectic, stable below h ~ 2/omega_max."},
     [MS_IMPLICIT_MIDPOINT] = {"implicit_midpoint",
-                              "x1 = x0 + h (v0 + v1)/2, v1 = v0 + h a((x0 + x1)/2): Newton on "
-                              "g for the midpoint z with h' = h/2, y = x0 + (h/2) v0 + (h/2)^2 "
+                              "x1 = x0 + h (v0 + v1)/2, v1 = v0 + h a((x0 + x1)/2): g minimised "
+                              "for the midpoint z with h' = h/2, y = x0 + (h/2) v0 + (h/2)^2 "
                               "a_ext; x1 = 2z - x0. Energy-conserving on a linear spring; "
                               "without numerical damping, stiff contact or springs at omega h "
                               ">> 1 can gain energy.",
                               PARAMS(implicit_params)},
     [MS_BDF2] = {"bdf2",
-                 "x1 - 4/3 x0 + 1/3 x_-1 = 2/3 h v1 and likewise v: Newton on g with h' = 2h/3 "
+                 "x1 - 4/3 x0 + 1/3 x_-1 = 2/3 h v1 and likewise v: g minimised with h' = 2h/3 "
                  "and y from the two previous states; implicit Euler when there is no previous "
                  "state of the same dt (first step, after a state assignment).",
                  PARAMS(implicit_params)},
 };
 #undef PARAMS
+#undef FMS_PARAMS
 
 /* constructor defaults of a System */
 const ms_default ms_defaults[MS_NDEFAULT] = {
@@ -232,7 +254,18 @@ int ms_opt_check(ms_method method, const ms_opt *o) {
   const ms_method_def *md = &ms_methods[method];
   for (int i = 0; i < md->nparam; i++) {
     const ms_opt_field *f = &ms_opt_fields[md->params[i].field];
-    if (!ms_opt_in_range(f, ms_opt_get(o, f))) return i;
+    double v = ms_opt_get(o, f);
+    if (v == MS_BY_SOLVER && md->params[i].value == MS_BY_SOLVER) continue;
+    if (!ms_opt_in_range(f, v)) return i;
   }
   return -1;
+}
+
+/* the default iteration cap of each solver of g */
+static const int solver_iterations[MS_NMIN] = {
+    [MS_MIN_NEWTON] = 1, [MS_MIN_FMS] = 10, [MS_MIN_LBFGS] = 10, [MS_MIN_VBD] = 10};
+
+/* the iteration cap of a step with options o: o->iterations, or the solver's own */
+int ms_opt_iterations(const ms_opt *o) {
+  return o->iterations == MS_BY_SOLVER ? solver_iterations[o->minimizer] : o->iterations;
 }

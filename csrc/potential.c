@@ -21,7 +21,7 @@ void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y
 
 /* the iterations' initial guess x (ms_start) once d->y holds y; fixed vertices sit at x_t in
  * every choice (y = x_t and vn = 0 there) */
-void ms_start_point(const ms_model *m, const ms_data *d, double h, int start, double *x) {
+static void start_point(const ms_model *m, const ms_data *d, double h, int start, double *x) {
   for (int k = 0; k < 3 * m->nv; k++)
     x[k] = start == MS_START_PREVIOUS       ? d->x[k]
            : start == MS_START_EXTRAPOLATED ? d->x[k] + h * d->vn[k]
@@ -64,7 +64,7 @@ ms_scheme ms_scheme_begin(const ms_model *m, ms_data *d, ms_method method, doubl
   }
   ms_data base = {.x = (double *)sc.xb, .vn = (double *)vb, .fext = d->fext, .y = d->y};
   ms_inertial_target(m, &base, sc.hs, d->y);
-  ms_start_point(m, &base, sc.hs, start, d->xn);
+  start_point(m, &base, sc.hs, start, d->xn);
   return sc;
 }
 

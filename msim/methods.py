@@ -67,7 +67,10 @@ START: tuple[str, ...] = METHODS["fms"]["start"].kind
 def resolve(method: str, options: dict[str, Any]) -> dict[str, Any]:
     """Return the C keyword arguments for `method` with `options` checked and defaults filled.
 
-    Raises ValueError for an unknown method, option or choice and TypeError for a wrong type.
+    An option whose default is None is left to the core (an iteration cap that depends on the
+    solver); two public names of one option (`iterations`, `max_iterations`) may not both be
+    given. Raises ValueError for an unknown method, option or choice and TypeError for a wrong
+    type.
     """
     if not isinstance(method, str):
         raise TypeError(f"method: expected a string, got {type(method).__name__}")
@@ -78,10 +81,18 @@ def resolve(method: str, options: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         allowed = sorted(table) or "none"
         raise ValueError(f"{unknown[0]}: not an option of method {method!r} (options: {allowed})")
-    core: dict[str, Any] = {}
-    for name, opt in table.items():
-        value = options.get(name, opt.default)
-        core[opt.core] = _convert(name, value, opt)
+    core = {opt.core: _convert(name, opt.default, opt) for name, opt in table.items()
+            if name not in options and opt.default is not None}
+    given: dict[str, str] = {}  # core keyword -> the public name that set it
+    for name, value in options.items():
+        opt = table[name]
+        if opt.core in given:
+            raise ValueError(f"{name}: another name of {given[opt.core]}; give one of the two")
+        given[opt.core] = name
+        if value is None and opt.default is None:
+            core.pop(opt.core, None)  # the core picks it (e.g. the solver's own iteration cap)
+        else:
+            core[opt.core] = _convert(name, value, opt)
     return core
 
 

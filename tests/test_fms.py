@@ -190,3 +190,16 @@ def test_newton_takes_the_same_start_option():
     assert info.objectives[0] == pytest.approx(p.objective(sim.positions), rel=1e-12)
     with pytest.raises(ValueError, match="start: expected one of"):
         sim.step(H, "fms", start="zero")
+
+
+@pytest.mark.parametrize("options", [{}, {"acceleration": "anderson", "start": "previous"}])
+def test_the_fms_method_is_implicit_euler_with_the_fms_solver(options):
+    # one code path: the same iterates and histories, bit for bit, over several steps
+    a = cloth(10)
+    b = a.copy()
+    for _ in range(4):
+        ia = a.step(1 / 30, "fms", iterations=7, **options)
+        ib = b.step(1 / 30, "implicit_euler", solver="fms", iterations=7, **options)
+        np.testing.assert_array_equal(ia.objectives, ib.objectives)
+    np.testing.assert_array_equal(a.positions, b.positions)
+    np.testing.assert_array_equal(a.velocities, b.velocities)

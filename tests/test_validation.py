@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import msim
+from builders import cloth
 
 V = np.zeros((3, 3))
 E = [[0, 1], [1, 2]]
@@ -153,6 +154,8 @@ def test_every_option_default_lies_in_its_range_and_choices_follow_the_core():
         for option, spec in options.items():
             if isinstance(spec.kind, tuple):
                 assert spec.default in spec.kind
+            elif spec.default is None:  # an iteration cap left to the solver
+                assert spec.core == "iterations", (name, option)
             elif spec.kind is not bool:
                 assert spec.low <= spec.default <= spec.high, (name, option)
     # the Hessian treatments by index: 'none' is the exact Hessian, so 'shift' (which adds its
@@ -162,3 +165,14 @@ def test_every_option_default_lies_in_its_range_and_choices_follow_the_core():
     exact = sim._hessian_blocks(spd.index("none"))
     np.testing.assert_array_equal(sim._hessian_blocks(spd.index("shift")), exact)
     assert not np.array_equal(sim._hessian_blocks(spd.index("clamp")), exact)
+
+
+@pytest.mark.parametrize("method", ["implicit_euler", "implicit_midpoint", "bdf2"])
+def test_an_implicit_method_caps_each_solver_at_its_own_default(method):
+    sim = cloth(6)
+    assert sim.copy().step(1 / 30, method).iterations == 1  # Newton: the course convention
+    assert sim.copy().step(1 / 30, method, solver="fms").iterations == 10
+    assert sim.copy().step(1 / 30, method, solver="fms", max_iterations=3).iterations == 3
+    with pytest.raises(ValueError, match="max_iterations: another name of iterations"):
+        sim.step(1 / 30, method, iterations=3, max_iterations=3)
+    assert sim.steps == 0

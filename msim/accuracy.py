@@ -139,9 +139,10 @@ def solver_costs(sim: System, dt: float, options: Mapping[str, Any], caps: Itera
 
 def time_to_accuracy(sim: System, dt: float, options: Mapping[str, Any],
                      targets: Iterable[float], cap: int, g_star: float, *,
-                     method: str = "implicit_euler", repeats: int = 3) -> list[float | None]:
-    """Seconds [s] one step of `method` with `options` takes to bring |g_k - g*| / |g*| to
-    each target, None where `cap` iterations do not reach it.
+                     method: str = "implicit_euler", repeats: int = 3
+                     ) -> list[tuple[float, int] | None]:
+    """(seconds [s], iterations) one step of `method` with `options` takes to bring
+    |g_k - g*| / |g*| to each target, None where `cap` iterations do not reach it.
 
     One run at the cap gives the error after every iteration; for each target the first
     iteration k at or below it is then timed as a run capped at k (smallest of `repeats`,
@@ -149,8 +150,15 @@ def time_to_accuracy(sim: System, dt: float, options: Mapping[str, Any],
     """
     timer = _Timer(sim, dt, method, options)
     errors = relative_errors(timer.step(as_int("cap", cap, 1))[1], g_star)
-    out: list[float | None] = []
+    seconds: dict[int, float] = {}  # targets reached at one iteration share its time
+    out: list[tuple[float, int] | None] = []
     for target in targets:
         below = np.flatnonzero(errors <= target)
-        out.append(timer.step(max(int(below[0]), 1), repeats)[0] if len(below) else None)
+        if not len(below):
+            out.append(None)
+            continue
+        k = max(int(below[0]), 1)
+        if k not in seconds:
+            seconds[k] = timer.step(k, repeats)[0]
+        out.append((seconds[k], k))
     return out

@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from benchmarks import peers, run
+from benchmarks import peers, run, solvers
 
 
 # the methods with a NumPy/SciPy twin (and XPBD, which has none); rk4, velocity_verlet,
@@ -96,3 +96,28 @@ def test_peer_harness_reports_every_peer(tmp_path, capsys, monkeypatch):
         else:
             assert r["msim"] > 0 and r["other"] > 0 and r["agreement"] < 1e-9
     assert "| method | peer |" in capsys.readouterr().out
+
+
+def test_solver_harness_reports_every_solver(tmp_path, capsys):
+    path = tmp_path / "solvers.json"
+    args = ["--n", "8", "--frames", "2", "--cap", "1000", "--repeats", "1", "--json", str(path)]
+    assert solvers.main(args) == 0
+    out = json.loads(path.read_text())
+    rows = out["rows"]
+    assert [(r["solver"], r["threads"]) for r in rows] == [(s, t) for s, _, t in solvers.SOLVERS]
+    for r in rows:
+        # a solver this build lacks says why; the others give a time and an iteration count
+        # for each target, or None where the cap came first
+        if r["unavailable"] is not None:
+            assert r["reached"] is None and "solver" in r["unavailable"]
+            continue
+        assert len(r["reached"]) == len(solvers.TARGETS)
+        points = [p for p in r["reached"] if p is not None]
+        assert all(seconds > 0 and 1 <= k <= r["cap"] for seconds, k in points)
+        # a tighter target never takes fewer iterations
+        assert [k for _, k in points] == sorted(k for _, k in points)
+    # Newton (line search) reaches every target on the small cloth; FMS at least 1e-2
+    newton = next(r for r in rows if r["solver"] == "newton")
+    assert None not in newton["reached"]
+    assert next(r for r in rows if r["solver"] == "fms")["reached"][0] is not None
+    assert "| solver | threads |" in capsys.readouterr().out

@@ -222,3 +222,4 @@ def test_order_of_accuracy_draws_each_method_and_the_slopes_they_have():
     slope2 = ax.get_lines()[3].get_ydata()
     np.testing.assert_allclose(slope2, 3.0 * 4e-3**2 / 3 * (dts / 4e-3) ** 2)
     assert ax.get_xlabel() == "time step h [s]" and ax.get_ylabel() == "global error [m]"
+    matplotlib.pyplot.close(fig)

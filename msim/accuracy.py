@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .methods import METHODS, as_int, resolve
+from .methods import METHODS, as_int
 from .system import System
 
 
@@ -79,10 +79,12 @@ def order(dts: Sequence[float], errors: Sequence[float]) -> float:
 
 
 def unavailable(options: Mapping[str, Any], method: str = "implicit_euler") -> str | None:
-    """Why this build of msim does not accept `options` for `method` (the ValueError's
-    message, e.g. a solver= that is not among its choices), or None when it does."""
+    """Why this build of msim does not take `options` for `method` (the ValueError's message,
+    e.g. a solver= that is not among its choices, from the option table or from the core), or
+    None when it does: one step of a single spring is tried."""
+    probe = System(np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]), np.array([[0, 1]]), fixed=[0])
     try:
-        resolve(method, dict(options))
+        probe.step(1e-3, method, **options)
     except ValueError as error:
         return str(error)
     return None

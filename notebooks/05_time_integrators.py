@@ -147,11 +147,11 @@ right.set_ylabel("");
 #   0.5 s on), implicit Euler more than BDF2, and keep losing it. Implicit midpoint's line is
 #   under velocity Verlet's.
 # * At **1/30 s** implicit Euler loses almost all of the swing within a few seconds and BDF2
-#   about half. **Implicit midpoint** gains energy without bound: it damps nothing, and on
-#   stiff springs that rotate, at $\omega_{max} h \approx 21$ here, the midpoint rule loses
-#   the unconditional stability it has on linear problems (Simo, Tarnow and Wong 1992). Its
-#   line leaves the plot at the top, which is why `Scene.dt_for("implicit_midpoint")` picks
-#   $h \le 2 / \omega_{max}$.
+#   more than half of it. **Implicit midpoint** gains energy without bound: it damps nothing,
+#   and on stiff springs that rotate, at $\omega_{max} h \approx 21$ here, the midpoint rule
+#   loses the unconditional stability it has on linear problems (Simo, Tarnow and Wong 1992).
+#   Its line leaves the plot at the top, which is why `Scene.dt_for("implicit_midpoint")`
+#   picks $h \le 2 / \omega_{max}$.
 
 # %% [markdown]
 # ## The solvers of one implicit step

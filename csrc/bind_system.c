@@ -17,7 +17,7 @@ static int renew_after_fork(SystemObject *s) {
     if (!fresh) return (PyErr_NoMemory(), -1);
     s->lock = fresh;
     s->stepping = 0;
-    s->d.implicit = NULL, s->d.fms = NULL, s->d.xpbd = NULL;
+    s->d.implicit = NULL, s->d.fms = NULL, s->d.xpbd = NULL, s->d.lbfgs = NULL;
   }
   s->lock_forks = forks;
   return 0;

@@ -55,6 +55,7 @@ void ms_data_free(ms_data *d) {
   ms_implicit_free(d->implicit);
   ms_fms_free(d->fms);
   ms_xpbd_free(d->xpbd);
+  ms_lbfgs_free(d->lbfgs);
   memset(d, 0, sizeof(*d));
 }
 

@@ -212,6 +212,7 @@ static ms_status implicit_step(const ms_model *m, ms_data *d, ms_method method, 
   static const ms_minimize_fn solvers[MS_NMIN] = {
       [MS_MIN_NEWTON] = ms_newton_minimize,
       [MS_MIN_FMS] = ms_fms_minimize,
+      [MS_MIN_LBFGS] = ms_lbfgs_minimize,
   };
   ms_scheme sc = ms_scheme_begin(m, d, method, h, o->start);
   ms_status st = solvers[o->minimizer](m, d, sc.hs, ms_opt_iterations(o), o, info);

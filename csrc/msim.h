@@ -207,6 +207,7 @@ void ms_model_defaults(ms_model *m);
 /* per-method workspaces, defined in their .c files */
 typedef struct ms_fms_ws ms_fms_ws;
 typedef struct ms_xpbd_ws ms_xpbd_ws;
+typedef struct ms_lbfgs_ws ms_lbfgs_ws;
 
 /* what one step did */
 typedef struct {
@@ -269,6 +270,7 @@ typedef struct {
   ms_implicit *implicit;     /* implicit.c workspace, NULL until first used */
   ms_fms_ws *fms;            /* fms workspace (factor, acceleration history), made on first use */
   ms_xpbd_ws *xpbd;          /* xpbd workspace (multipliers), built on first use */
+  ms_lbfgs_ws *lbfgs;        /* lbfgs workspace (curvature pairs), made on first use */
   ms_interrupt_fn interrupt; /* polled by long loops; NULL: never interrupted */
   void *interrupt_ctx;       /* its argument */
   double polled;             /* ms_clock() at the last poll [s] */
@@ -386,6 +388,8 @@ ms_status ms_newton_minimize(const ms_model *m, ms_data *d, double hs, int cap, 
                              ms_info *info);
 ms_status ms_fms_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
                           ms_info *info);
+ms_status ms_lbfgs_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
+                            ms_info *info);
 
 /* implicit.c: implicit Euler, implicit midpoint and BDF2 by any solver of g; linearised
  * implicit Euler */
@@ -413,6 +417,9 @@ ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o
 /* xpbd.c: extended position-based dynamics (Macklin 2016) on spring constraints */
 ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
 void ms_xpbd_free(ms_xpbd_ws *w);
+
+/* lbfgs.c: L-BFGS on g with FMS's matrix as initial Hessian (Liu, Bouaziz and Kavan 2017) */
+void ms_lbfgs_free(ms_lbfgs_ws *w);
 
 /* step.c: one step of any method; on failure the state is left as it was */
 double ms_clock(void);

@@ -27,7 +27,8 @@ static const char *const solver_names[] = {
 static const char *const minimizer_names[] = {
     [MS_MIN_NEWTON] = "newton",
     [MS_MIN_FMS] = "fms",
-    [MS_MIN_LBFGS] = NULL,
+    [MS_MIN_LBFGS] = "lbfgs",
+    [MS_MIN_VBD] = NULL,
 };
 static const char *const pin_names[] = {
     [MS_PIN_ELIMINATE] = "eliminate", [MS_PIN_PENALTY] = "penalty", [MS_NPIN] = NULL};
@@ -54,7 +55,7 @@ const ms_opt_field ms_opt_fields[MS_NOPT] = {
     [MS_OPT_SHIFT] = {FIELD(shift), MS_REAL, 0, INFINITY},
     [MS_OPT_LINE_SEARCH] = {FIELD(line_search), MS_FLAG, 0, 1},
     [MS_OPT_SOLVER] = {FIELD(solver), MS_CHOICE, 0, MS_NSOLVE - 1, 0, solver_names},
-    [MS_OPT_MINIMIZER] = {FIELD(minimizer), MS_CHOICE, 0, MS_MIN_FMS, 0, minimizer_names},
+    [MS_OPT_MINIMIZER] = {FIELD(minimizer), MS_CHOICE, 0, MS_MIN_LBFGS, 0, minimizer_names},
     [MS_OPT_PIN] = {FIELD(pin), MS_CHOICE, 0, MS_NPIN - 1, 0, pin_names},
     [MS_OPT_PIN_WEIGHT] = {FIELD(pin_weight), MS_REAL, 0, INFINITY},
     [MS_OPT_ACCELERATION] = {FIELD(acceleration), MS_CHOICE, 0, MS_NACCEL - 1, 0, accel_names},
@@ -103,7 +104,8 @@ const ms_opt_field ms_opt_fields[MS_NOPT] = {
   {"chebyshev_delay", MS_OPT_CHEBYSHEV_DELAY, 10,                                        \
    "chebyshev: plain iterations before acceleration starts"},                            \
   {"relax", MS_OPT_RELAX, 1, "chebyshev: under-relaxation gamma"},                       \
-  {"window", MS_OPT_WINDOW, 5, "anderson: number of past iterates mixed (m)"}
+  {"window", MS_OPT_WINDOW, 5,                                                           \
+   "anderson: number of past iterates mixed (m); solver='lbfgs': curvature pairs kept (m)"}
 // clang-format on
 
 /* each method's options: public name, field, default (a choice's index, a flag's 0 or 1) */
@@ -111,7 +113,8 @@ static const ms_param implicit_params[] = {
     {"solver", MS_OPT_MINIMIZER, MS_MIN_NEWTON,
      "the minimiser of g: 'newton' (CHOLMOD on 3x3 blocks, spd, shift and line_search "
      "options), 'fms' (Liu et al. 2013 local-global iterations on one prefactored matrix, "
-     "pin and acceleration options)"},
+     "pin and acceleration options), 'lbfgs' (Liu et al. 2017 L-BFGS with that matrix as "
+     "initial Hessian and an Armijo line search, window option)"},
     {"iterations", MS_OPT_ITERATIONS, MS_BY_SOLVER,
      "the solver's iterations at most; None: its own default, 1 for newton (the course "
      "convention), 10 for the others"},

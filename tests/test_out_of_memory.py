@@ -15,6 +15,7 @@ CASES = [
     ("linearized_implicit", {"solver": "direct"}),
     ("fms", {}),
     ("fms", {"acceleration": "anderson"}),
+    ("implicit_euler", {"solver": "lbfgs"}),
     ("xpbd", {}),
 ]
 

@@ -127,7 +127,8 @@ typedef struct {
 } core_call;
 
 static ms_status step_call(SystemObject *self, core_call *c) {
-  ms_status st = ms_data_reserve(&self->d, ms_opt_iterations(&c->opt) + 1); /* <= MS_HIST_MAX */
+  /* history arrays for the iterations, capped at MS_HIST_MAX */
+  ms_status st = c->opt.history ? ms_data_reserve(&self->d, ms_opt_iterations(&c->opt) + 1) : MS_OK;
   return st != MS_OK ? st
                      : ms_step(&self->m, &self->d, (ms_method)c->method, c->h, &c->opt, &c->info);
 }
@@ -304,12 +305,15 @@ PyObject *defaults_py(PyObject *mod, PyObject *unused) {
   return out;
 }
 
-/* _step(dt, method, **options) -> (iterations, converged, residuals, objectives, seconds,
- * timings) */
+/* _step(dt, method, history=True, **options) -> (iterations, converged, residuals,
+ * objectives, seconds, timings); history False: empty residuals and objectives, and the
+ * passes that only compute them are skipped */
 PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
   PyObject *dtobj;
   const char *name;
-  if (check_ready(self) || !PyArg_ParseTuple(args, "Os:_step", &dtobj, &name)) return NULL;
+  int history = 1;
+  if (check_ready(self) || !PyArg_ParseTuple(args, "Os|p:_step", &dtobj, &name, &history))
+    return NULL;
   int method = -1;
   for (int i = 0; i < MS_NMETHOD; i++)
     if (!strcmp(name, ms_methods[i].name)) method = i;
@@ -321,6 +325,7 @@ PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
   ms_opt opt;
   ms_opt_defaults(method, &opt); /* options not given keep the method's defaults */
   if (get_real(dtobj, "dt", 0, 1, &h) || parse_options(kw, &opt)) return NULL;
+  opt.history = history;
 
   // step without the GIL, one thread per System at a time; its history is read under the lock
   core_call call = {.method = method, .h = h, .opt = opt};

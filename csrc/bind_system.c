@@ -312,7 +312,8 @@ static PyObject *System_history(SystemObject *self, PyObject *unused) {
 
 static PyMethodDef System_methods[] = {
     {"_step", (PyCFunction)(void (*)(void))System_step, METH_VARARGS | METH_KEYWORDS,
-     "_step(dt, method, **options) -> (iterations, converged, residuals, objectives, "
+     "_step(dt, method, history=True, **options) -> (iterations, converged, residuals, "
+     "objectives, "
      "seconds, timings); use System.step"},
     {"_hessian_blocks", (PyCFunction)System_hessian_blocks, METH_O,
      "_hessian_blocks(spd) -> (m,3,3) spring Hessian blocks at the current positions [N/m]; "

@@ -2,9 +2,12 @@
  * Runge-Kutta and velocity Verlet, all on a(x) = M^-1 (f_spring(x) + f_contact(x)) + g +
  * M^-1 f_ext
  *
- * On entry d->xn holds x and d->vn the damped velocity (ms_step sets both up). Fixed vertices
- * keep xn = x and vn = 0.
+ * On entry d->xn holds x and d->vn the damped velocity (ms_step sets both up), except in
+ * explicit and symplectic Euler and velocity Verlet, whose first kick sets them up in its own
+ * pass over the vertices. Fixed vertices keep xn = x and vn = 0.
  */
+#include <math.h>
+
 #include "msim.h"
 
 /* how a kick-drift pass moves positions after its kick */
@@ -18,6 +21,10 @@ typedef struct {
   double kick;      /* kick-drift: the kick's fraction of h */
   drift_kind drift; /* kick-drift: the drift */
   int stage;        /* rk4: stage 0..3 */
+  const double *at; /* kick-drift: sum the spring forces at these positions into d->f first
+                       (NULL: d->f holds the forces) */
+  double decay;     /* kick-drift: exp(-damping h) */
+  int first;        /* kick-drift: the step's first pass, which prepares xn and vn */
 } step_pass;
 
 /* d->f = spring and contact forces at x [N] */
@@ -33,39 +40,75 @@ static double accel(const ms_model *m, const ms_data *d, int i, int t) {
 
 /* kick vn += kick h a, a = M^-1 f + g + M^-1 f_ext with f the spring and contact forces in
  * d->f, then drift xn += h v with the velocity before the kick (DRIFT_OLD) or after it
- * (DRIFT_NEW); fixed vertices keep vn = 0 */
-static void kick_drift_block(void *ctx, int lo, int hi) {
-  const step_pass *p = ctx;
+ * (DRIFT_NEW), for the vertices [lo, hi); first: the step's first pass, which starts from x
+ * and the damped velocity (ms_prepare_vertex). Fixed vertices keep xn = x and vn = 0. Inline
+ * with constant first and drift, each caller gets a loop without their branches */
+static inline void kick_drift_range(const step_pass *p, int lo, int hi, int first,
+                                    drift_kind drift) {
   const ms_model *m = p->m;
   ms_data *d = p->d;
-  for (int i = lo; i < hi; i++)
-    for (int t = 0; t < 3 && !m->fixed[i]; t++) {
+  const double *restrict x = d->x, *restrict v = d->v;
+  const unsigned char *restrict fixed = m->fixed;
+  double *restrict xn = d->xn, *restrict vn = d->vn, h = p->h, hk = p->kick * p->h;
+  for (int i = lo; i < hi; i++) {
+    if (first && fixed[i]) ms_prepare_vertex(m, d, p->decay, i);
+    for (int t = 0; t < 3 && !fixed[i]; t++) {
       int k = 3 * i + t;
-      double v = d->vn[k];
-      d->vn[k] = v + p->kick * p->h * accel(m, d, i, t);
-      if (p->drift != DRIFT_NONE) d->xn[k] += p->h * (p->drift == DRIFT_NEW ? d->vn[k] : v);
+      double v0 = first ? p->decay * v[k] : vn[k], x0 = first ? x[k] : xn[k];
+      double v1 = v0 + hk * accel(m, d, i, t);
+      vn[k] = v1;
+      if (drift != DRIFT_NONE) xn[k] = x0 + h * (drift == DRIFT_NEW ? v1 : v0);
+      if (first && drift == DRIFT_NONE) xn[k] = x0;
     }
+  }
 }
 
-/* the forces at x, then a kick of kick h and a drift */
+/* kick_drift_range over a block, after summing the spring forces there from the coefficients
+ * in d->fc when p->at is given */
+static void kick_drift_block(void *ctx, int lo, int hi) {
+  const step_pass *p = ctx;
+  if (p->at) ms_spring_gather_range(p->m, p->at, p->d->fc, p->d->f, lo, hi);
+  if (p->first && p->drift == DRIFT_OLD)
+    kick_drift_range(p, lo, hi, 1, DRIFT_OLD);
+  else if (p->first && p->drift == DRIFT_NEW)
+    kick_drift_range(p, lo, hi, 1, DRIFT_NEW);
+  else
+    kick_drift_range(p, lo, hi, p->first, p->drift);
+}
+
+/* the forces at x, then a kick of kick h and a drift (first: the step's first kick, which
+ * prepares xn and vn). Without colliders the spring forces are summed inside the kick's pass
+ * over the vertices (one pass instead of two; the gather reads x at neighbours in other
+ * blocks, so x is never what the pass writes: d->x, or d->xn with no drift) */
 static void kick_drift(const ms_model *m, ms_data *d, const double *x, double h, double kick,
-                       drift_kind drift) {
-  forces(m, d, x);
-  step_pass p = {.m = m, .d = d, .h = h, .kick = kick, .drift = drift};
+                       drift_kind drift, int first) {
+  int fused = m->nplane + m->nsphere == 0;
+  if (fused)
+    ms_spring_coefs(m, x, d->fc, NULL, 0.0, NULL, d->eblk);
+  else
+    forces(m, d, x);
+  step_pass p = {.m = m,
+                 .d = d,
+                 .h = h,
+                 .kick = kick,
+                 .drift = drift,
+                 .at = fused ? x : NULL,
+                 .decay = exp(-m->damping * h),
+                 .first = first};
   ms_blocks(m, m->nv, MS_VBLOCK, kick_drift_block, &p);
 }
 
 /* v(t+h) = v + h a(x); x(t+h) = x + h v(t) */
 ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                             ms_info *info) {
-  kick_drift(m, d, d->x, h, 1.0, DRIFT_OLD);
+  kick_drift(m, d, d->x, h, 1.0, DRIFT_OLD, 1);
   return MS_OK;
 }
 
 /* v(t+h) = v + h a(x); x(t+h) = x + h v(t+h) */
 ms_status ms_symplectic_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                               ms_info *info) {
-  kick_drift(m, d, d->x, h, 1.0, DRIFT_NEW);
+  kick_drift(m, d, d->x, h, 1.0, DRIFT_NEW, 1);
   return MS_OK;
 }
 
@@ -112,7 +155,7 @@ ms_status ms_rk4(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
 /* kick-drift-kick: v' = v + (h/2) a(x_t); x = x_t + h v'; v = v' + (h/2) a(x) */
 ms_status ms_velocity_verlet(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                              ms_info *info) {
-  kick_drift(m, d, d->x, h, 0.5, DRIFT_NEW);
-  kick_drift(m, d, d->xn, h, 0.5, DRIFT_NONE);
+  kick_drift(m, d, d->x, h, 0.5, DRIFT_NEW, 1);
+  kick_drift(m, d, d->xn, h, 0.5, DRIFT_NONE, 0);
   return MS_OK;
 }

@@ -387,8 +387,11 @@ static ms_status anderson_next(fms_ctx *c, int k) {
 }
 
 /* history entry k: g and |grad g| at the iterate d->xn, from the pass over the springs that
- * also makes the next iteration's local step there; returns the norm */
-static double record(fms_ctx *c, int k) {
+ * also makes the next iteration's local step there; returns the norm. Without a history
+ * (o->history 0) and without a positive tol nothing reads them: it returns 0 and computes
+ * nothing, and the next iteration makes its own local step (the same numbers) */
+static double record(fms_ctx *c, const ms_opt *o, int k) {
+  if (!o->history && !(o->tol > 0)) return 0.0;
   ms_data *d = c->d;
   double spring = local_step(c, d->xn, d->g);
   c->rhs_ready = 1;
@@ -414,14 +417,14 @@ ms_status ms_fms_minimize(const ms_model *m, ms_data *d, double hs, int cap, con
 
   // iterate, recording g and |grad g| at the start point and after every iteration
   rhs_base(&c);
-  double res = record(&c, 0);
+  double res = record(&c, o, 0);
   info->nhist = 1;
   info->converged = o->tol > 0 && res < o->tol;
   for (int k = 1; c.n && k <= cap && !info->converged; k++) {
     if (ms_interrupted(d)) return MS_EINTERRUPT;
     st = next[accel](&c, k);
     if (st != MS_OK) return st;
-    res = record(&c, k);
+    res = record(&c, o, k);
     info->iters = k;
     info->nhist = k + 1;
     info->converged = o->tol > 0 && res < o->tol;

@@ -12,6 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* vectorised clones of a hot loop for AVX2 machines, picked at load time (-std=c11 contracts
+ * no multiply-add, so every clone computes the same bits) */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(MSIM_NO_CLONES)
+#define MS_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#else
+#define MS_CLONES
+#endif
+
 /* status codes returned by core calls */
 typedef enum {
   MS_OK = 0,
@@ -76,6 +84,9 @@ typedef struct {
 typedef struct {
   int iterations; /* iteration cap of iterative methods; MS_BY_SOLVER: the solver's own */
   double tol;     /* stop when the residual falls below this (0: never) */
+  int history;    /* 1: record the iteration history (ms_hist); 0: nobody reads it, so methods
+                     skip the passes that only serve it and info->nhist comes back 0. Not in
+                     the options table: the binding's history keyword sets it */
   /* implicit_euler, linearized_implicit */
   int spd;         /* ms_spd: how the spring Hessian is kept positive definite */
   double shift;    /* MS_SPD_SHIFT: eps added to the stiffness diagonal [N/m] */
@@ -315,6 +326,8 @@ double ms_spring_coefs(const ms_model *m, const double *x, double *fc, double *r
                        double *es, double *eblk);
 void ms_spring_gather(const ms_model *m, const double *x, const double *c, double *out,
                       const double *c2, double *out2);
+void ms_spring_gather_range(const ms_model *m, const double *x, const double *c, double *out,
+                            int v0, int v1);
 double ms_spring_forces(const ms_model *m, ms_data *d, const double *x, double *f, int energy);
 void ms_total_forces(const ms_model *m, ms_data *d, const double *x, double *f);
 
@@ -360,6 +373,15 @@ double ms_objective_grad(const ms_model *m, ms_data *d, const double *x, const d
                          double *grad, double *obj);
 double ms_objective_finish(const ms_model *m, const double *x, const double *y, double h,
                            double *grad, double spring, double *obj);
+
+/* step.c's start of every step for vertex i: xn = x and vn = decay v (decay = exp(-damping
+ * h)), a fixed vertex at rest; methods whose first pass does it themselves skip ms_step's */
+static inline void ms_prepare_vertex(const ms_model *m, ms_data *d, double decay, int i) {
+  for (int t = 0; t < 3; t++) {
+    d->xn[3 * i + t] = d->x[3 * i + t];
+    d->vn[3 * i + t] = m->fixed[i] ? 0.0 : decay * d->v[3 * i + t];
+  }
+}
 
 /* a.b over n entries */
 static inline double ms_dot(int n, const double *a, const double *b) {

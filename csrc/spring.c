@@ -16,13 +16,6 @@
  * nothing, and the coefficient stays finite */
 #define MS_TINY 1e-150
 
-/* vectorised clones of the hot loops for AVX2 machines, picked at load time */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(MSIM_NO_CLONES)
-#define MS_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
-#else
-#define MS_CLONES
-#endif
-
 int ms_spring_blocks(int ns) {
   return (ns + MS_SBLOCK - 1) / MS_SBLOCK;
 }
@@ -40,9 +33,11 @@ double ms_spring_energy(const ms_model *m, const double *x) {
 }
 
 /* l2[s] = |x_i - x_j|^2 for s in [s0, s1) */
-static void squared_lengths(const ms_model *m, const double *x, int s0, int s1, double *l2) {
+static void squared_lengths(const ms_model *m, const double *restrict x, int s0, int s1,
+                            double *restrict l2) {
+  const unsigned *restrict edge = (const unsigned *)m->edge; /* no sign extensions */
   for (int s = s0; s < s1; s++) {
-    const double *a = x + 3 * m->edge[2 * s], *b = x + 3 * m->edge[2 * s + 1];
+    const double *a = x + 3 * (size_t)edge[2 * s], *b = x + 3 * (size_t)edge[2 * s + 1];
     double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
     l2[s] = dx * dx + dy * dy + dz * dz;
   }
@@ -103,14 +98,17 @@ double ms_spring_coefs(const ms_model *m, const double *x, double *fc, double *r
 static inline void gather(const ms_model *m, const double *restrict x, int v0, int v1,
                           const double *restrict c, double *restrict out, const double *restrict c2,
                           double *restrict out2, int two) {
-  const int *restrict start = m->adj_start, *restrict adj = m->adj;
+  const int *restrict start = m->adj_start;
   for (int v = v0; v < v1; v++) {
     const double *a = x + 3 * v;
     double s[3] = {0, 0, 0}, s2[3] = {0, 0, 0};
-    for (int p = start[v]; p < start[v + 1]; p++) {
-      const double *b = x + 3 * adj[2 * p];
-      double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]}, cs = c[adj[2 * p + 1]];
-      double cs2 = two ? c2[adj[2 * p + 1]] : 0.0;
+    // walk the (other end, spring) pairs by pointer, indices unsigned: no sign extensions
+    const unsigned *pair = (const unsigned *)m->adj + 2 * (size_t)start[v];
+    const unsigned *end = (const unsigned *)m->adj + 2 * (size_t)start[v + 1];
+    for (; pair < end; pair += 2) {
+      const double *b = x + 3 * (size_t)pair[0];
+      double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]}, cs = c[pair[1]];
+      double cs2 = two ? c2[pair[1]] : 0.0;
       for (int t = 0; t < 3; t++) {
         s[t] += cs * d[t];
         if (two) s2[t] += cs2 * d[t];
@@ -123,12 +121,18 @@ static inline void gather(const ms_model *m, const double *restrict x, int v0, i
   }
 }
 
-static void gather_block(void *ctx, int v0, int v1) {
+MS_CLONES static void gather_block(void *ctx, int v0, int v1) {
   const pass *p = ctx;
   if (p->c2)
     gather(p->m, p->x, v0, v1, p->c, p->out, p->c2, p->out2, 1);
   else
     gather(p->m, p->x, v0, v1, p->c, p->out, NULL, NULL, 0);
+}
+
+/* ms_spring_gather's out for the vertices [v0, v1) only: a block of a caller's vertex pass */
+MS_CLONES void ms_spring_gather_range(const ms_model *m, const double *x, const double *c,
+                                      double *out, int v0, int v1) {
+  gather(m, x, v0, v1, c, out, NULL, NULL, 0);
 }
 
 /* out = sum over each vertex's springs of c_s (x_v - x_w), (nv,3); and out2 from c2 when given */

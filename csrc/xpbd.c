@@ -13,8 +13,12 @@
  * projects each vertex whose path from x^n entered a collider onto its surface, with
  * position-based static and kinetic friction (Macklin et al. 2014; ms_contact_project). Then
  * v = (x - x^n)/hs.
- * History of the last substep: the residual |C + alpha~ lambda| over springs with stiffness and
- * a free end [m], and the substep's incremental potential g (ms_objective with y = x~, h = hs).
+ * History of the last substep, only when asked for (its two passes per sweep cost about as
+ * much as the sweep): the residual |C + alpha~ lambda| over springs with stiffness and a free
+ * end [m], and the substep's incremental potential g (ms_objective with y = x~, h = hs).
+ * The sweep reads a per-step table of the active springs (ends, rest length, alpha~ and the
+ * inverse denominator), so it divides once per projection (1/|x_i - x_j|) and tests no
+ * stiffness; it runs them in an order with the same result as spring order (schedule).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -22,15 +26,40 @@
 
 #include "msim.h"
 
+/* active springs rescheduled together (see schedule) */
+#define MS_XPBD_CHUNK 1024
+
+/* one active spring as a sweep reads it (32 bytes, in sweep order): its ends, its rest
+ * length [m], alpha~ = 1/(k hs^2) [m/N] and the inverse of the denominator
+ * (1 + gamma)(w_i + w_j) + alpha~ (a multiplication in the sweep instead of a division) */
+typedef struct {
+  int i, j;
+  double rest, at, rden;
+} xpbd_row;
+
 struct ms_xpbd_ws {
-  double *lambda; /* (ns) multipliers of the current substep [N s^2] */
+  xpbd_row *row;  /* (ns) the active springs of this step in sweep order, nrow of them */
+  double *gamma;  /* (ns) per row: Macklin's damping beta / (k hs) */
+  double *lambda; /* (ns) per row: multipliers of the current substep [N s^2] */
   double *x0;     /* (nv,3) positions at the start of the substep */
+  int *order;     /* (ns) the active springs in sweep order */
+  int *level;     /* (nv) schedule: level of the last spring at a vertex in the chunk */
+  int *seen;      /* (nv) schedule: 1 + the chunk that set level */
+  int *key;       /* (2 MS_XPBD_CHUNK + 1) schedule: a chunk's levels, then their counts */
+  int nrow;
+  uint64_t rev; /* model revision the order was made for; 0: none */
 };
 
 void ms_xpbd_free(ms_xpbd_ws *w) {
   if (!w) return;
+  free(w->row);
+  free(w->gamma);
   free(w->lambda);
   free(w->x0);
+  free(w->order);
+  free(w->level);
+  free(w->seen);
+  free(w->key);
   free(w);
 }
 
@@ -38,9 +67,16 @@ void ms_xpbd_free(ms_xpbd_ws *w) {
 static ms_xpbd_ws *workspace_new(const ms_model *m) {
   ms_xpbd_ws *w = ms_alloc(1, sizeof(ms_xpbd_ws));
   if (!w) return NULL;
+  w->row = ms_alloc(m->ns, sizeof(xpbd_row));
+  w->gamma = ms_alloc(m->ns, sizeof(double));
   w->lambda = ms_alloc(m->ns, sizeof(double));
   w->x0 = ms_alloc(3 * (size_t)m->nv, sizeof(double));
-  if (!w->lambda || !w->x0) {
+  w->order = ms_alloc(m->ns, sizeof(int));
+  w->level = ms_alloc(m->nv, sizeof(int));
+  w->seen = ms_alloc(m->nv, sizeof(int));
+  w->key = ms_alloc(2 * MS_XPBD_CHUNK + 1, sizeof(int));
+  if (!w->row || !w->gamma || !w->lambda || !w->x0 || !w->order || !w->level || !w->seen ||
+      !w->key) {
     ms_xpbd_free(w);
     return NULL;
   }
@@ -53,54 +89,116 @@ static ms_status workspace(const ms_model *m, ms_data *d) {
   return d->xpbd || (d->xpbd = workspace_new(m)) ? MS_OK : MS_ENOMEM;
 }
 
-/* unit vector u from x_j to x_i of spring s and its length; +x for a zero-length spring */
-static double spring_dir(const ms_model *m, const double *x, int s, double u[3]) {
-  const double *a = x + 3 * m->edge[2 * s], *b = x + 3 * m->edge[2 * s + 1];
+/* 1 when spring s can act: finite compliance and at least one free end */
+static int active(const ms_model *m, int s) {
+  return m->k[s] > 0 && m->imass[m->edge[2 * s]] + m->imass[m->edge[2 * s + 1]] > 0;
+}
+
+/* order[c0 .. c1) of one chunk by level (stable): a spring's level is one more than the
+ * highest level of the chunk's earlier springs at its ends */
+static void schedule_chunk(const ms_model *m, ms_xpbd_ws *w, int c0, int c1, int *out) {
+  int *key = w->key, *count = w->key + MS_XPBD_CHUNK, top = 0, chunk = 1 + c0 / MS_XPBD_CHUNK;
+  for (int p = c0; p < c1; p++) {
+    int s = w->order[p], i = m->edge[2 * s], j = m->edge[2 * s + 1];
+    int li = w->seen[i] == chunk ? w->level[i] : 0, lj = w->seen[j] == chunk ? w->level[j] : 0;
+    int lev = (li > lj ? li : lj) + 1;
+    w->level[i] = w->level[j] = lev, w->seen[i] = w->seen[j] = chunk;
+    key[p - c0] = lev;
+    if (lev > top) top = lev;
+  }
+  memset(count, 0, sizeof(int) * (top + 1));
+  for (int p = c0; p < c1; p++) count[key[p - c0]]++;
+  for (int l = 1; l <= top; l++) count[l] += count[l - 1];
+  for (int p = c1 - 1; p >= c0; p--) out[--count[key[p - c0]]] = w->order[p];
+  memcpy(w->order + c0, out, sizeof(int) * (c1 - c0));
+}
+
+/* the sweep order of the active springs, for the model revision: chunk by chunk in spring
+ * order, and inside a chunk by level (schedule_chunk). Springs of one level share no vertex,
+ * so moving one ahead of earlier springs of higher levels only swaps operations on disjoint
+ * vertices and multipliers: the sweep's result is Gauss-Seidel's in spring order bit for bit,
+ * while the processor overlaps independent projections instead of waiting on a chain (the
+ * structural springs along a grid row each need the end their predecessor moved) */
+static void schedule(const ms_model *m, ms_xpbd_ws *w) {
+  if (w->rev == m->rev) return;
+  w->nrow = 0;
+  for (int s = 0; s < m->ns; s++)
+    if (active(m, s)) w->order[w->nrow++] = s;
+  memset(w->seen, 0, sizeof(int) * m->nv);
+  int *out = (int *)w->row; /* scratch until rows() fills it */
+  for (int c0 = 0; c0 < w->nrow; c0 += MS_XPBD_CHUNK)
+    schedule_chunk(m, w, c0, c0 + MS_XPBD_CHUNK < w->nrow ? c0 + MS_XPBD_CHUNK : w->nrow, out);
+  w->rev = m->rev;
+}
+
+/* the rows of the active springs in sweep order for substeps of hs */
+static void rows(const ms_model *m, ms_xpbd_ws *w, double hs, double beta) {
+  schedule(m, w);
+  for (int r = 0; r < w->nrow; r++) {
+    int s = w->order[r], i = m->edge[2 * s], j = m->edge[2 * s + 1];
+    double at = 1.0 / (m->k[s] * hs * hs), gamma = beta / (m->k[s] * hs);
+    w->gamma[r] = gamma;
+    double den = (1 + gamma) * (m->imass[i] + m->imass[j]) + at;
+    w->row[r] = (xpbd_row){i, j, m->rest[s], at, 1.0 / den};
+  }
+}
+
+/* x_i - x_j of row r, its length and the unit vector u along it (+x at zero length) */
+static inline double row_dir(const xpbd_row *r, const double *x, double u[3]) {
+  const double *a = x + 3 * r->i, *b = x + 3 * r->j;
   double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
   double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), inv = len > 0 ? 1.0 / len : 0.0;
   for (int t = 0; t < 3; t++) u[t] = len > 0 ? d[t] * inv : (t == 0);
   return len;
 }
 
-/* 1 when spring s can act: finite compliance and at least one free end */
-static int active(const ms_model *m, int s) {
-  return m->k[s] > 0 && m->imass[m->edge[2 * s]] + m->imass[m->edge[2 * s + 1]] > 0;
-}
-
-/* one Gauss-Seidel sweep over the springs, updating x and lambda */
-static void sweep(const ms_model *m, double *x, const double *x0, double *lambda, double hs,
-                  double beta) {
-  for (int s = 0; s < m->ns; s++) {
-    if (!active(m, s)) continue;
-    int i = m->edge[2 * s], j = m->edge[2 * s + 1];
-    double wi = m->imass[i], wj = m->imass[j], u[3];
-    double at = 1.0 / (m->k[s] * hs * hs), gamma = beta / (m->k[s] * hs);
-    double c = spring_dir(m, x, s, u) - m->rest[s], rate = 0;
-    for (int t = 0; t < 3; t++)
-      rate += u[t] * ((x[3 * i + t] - x0[3 * i + t]) - (x[3 * j + t] - x0[3 * j + t]));
-    double dl = (-c - at * lambda[s] - gamma * rate) / ((1 + gamma) * (wi + wj) + at);
-    lambda[s] += dl;
+/* one Gauss-Seidel sweep over the rows, updating x and lambda; damped adds the rate term
+ * gamma grad C (x - x^n) (a constant, so the undamped sweep compiles without it) */
+static inline void sweep_rows(const ms_xpbd_ws *w, const double *restrict imass, double *x,
+                              int damped) {
+  const xpbd_row *restrict row = w->row;
+  const double *restrict x0 = w->x0, *restrict gamma = w->gamma;
+  double *restrict lambda = w->lambda;
+  for (int r = 0; r < w->nrow; r++) {
+    const xpbd_row *p = &row[r];
+    int i = p->i, j = p->j;
+    double u[3], c = row_dir(p, x, u) - p->rest, num = -c - p->at * lambda[r];
+    if (damped) {
+      double rate = 0;
+      for (int t = 0; t < 3; t++)
+        rate += u[t] * ((x[3 * i + t] - x0[3 * i + t]) - (x[3 * j + t] - x0[3 * j + t]));
+      num -= gamma[r] * rate;
+    }
+    double dl = num * p->rden, wi = imass[i] * dl, wj = imass[j] * dl;
+    lambda[r] += dl;
     for (int t = 0; t < 3; t++) {
-      x[3 * i + t] += wi * dl * u[t];
-      x[3 * j + t] -= wj * dl * u[t];
+      x[3 * i + t] += wi * u[t];
+      x[3 * j + t] -= wj * u[t];
     }
   }
 }
 
+/* one sweep, with the rate term only where there is damping */
+static void sweep(const ms_model *m, const ms_xpbd_ws *w, double *x, double beta) {
+  if (beta > 0)
+    sweep_rows(w, m->imass, x, 1);
+  else
+    sweep_rows(w, m->imass, x, 0);
+}
+
 /* |C + alpha~ lambda| over the active springs [m] */
-static double residual(const ms_model *m, const double *x, const double *lambda, double hs) {
+static double residual(const ms_xpbd_ws *w, const double *x) {
   double r2 = 0;
-  for (int s = 0; s < m->ns; s++) {
-    if (!active(m, s)) continue;
-    double u[3], c = spring_dir(m, x, s, u) - m->rest[s] + lambda[s] / (m->k[s] * hs * hs);
+  for (int r = 0; r < w->nrow; r++) {
+    double u[3], c = row_dir(&w->row[r], x, u) - w->row[r].rest + w->row[r].at * w->lambda[r];
     r2 += c * c;
   }
   return sqrt(r2);
 }
 
 /* history entry k of the substep whose prediction is d->y */
-static void record(const ms_model *m, ms_data *d, const double *lambda, double hs, int k) {
-  ms_hist(d, k, residual(m, d->xn, lambda, hs), ms_objective(m, d->xn, d->y, hs));
+static void record(const ms_model *m, ms_data *d, double hs, int k) {
+  ms_hist(d, k, residual(d->xpbd, d->xn), ms_objective(m, d->xn, d->y, hs));
 }
 
 /* one step of `substeps` substeps of `iterations` sweeps each */
@@ -110,20 +208,21 @@ ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
   ms_xpbd_ws *w = d->xpbd;
   int nsub = o->substeps > 0 ? o->substeps : 1, iters = o->iterations > 0 ? o->iterations : 1;
   double hs = h / nsub;
+  rows(m, w, hs, o->xpbd_damping);
   for (int sub = 0; sub < nsub; sub++) {
-    int last = sub == nsub - 1;
+    int record_it = o->history && sub == nsub - 1;
     // predict from the substep's start (a view of d with x = x^n, vn = current velocity)
     memcpy(w->x0, d->xn, sizeof(double) * 3 * m->nv);
     ms_data start = {.x = w->x0, .vn = d->vn, .fext = d->fext};
     ms_inertial_target(m, &start, hs, d->y);
     memcpy(d->xn, d->y, sizeof(double) * 3 * m->nv);
-    memset(w->lambda, 0, sizeof(double) * m->ns);
-    if (last) record(m, d, w->lambda, hs, 0);
+    memset(w->lambda, 0, sizeof(double) * w->nrow);
+    if (record_it) record(m, d, hs, 0);
     for (int k = 1; k <= iters; k++) {
       if (ms_interrupted(d)) return MS_EINTERRUPT;
-      sweep(m, d->xn, w->x0, w->lambda, hs, o->xpbd_damping);
+      sweep(m, w, d->xn, o->xpbd_damping);
       ms_contact_project(m, w->x0, d->xn, m->mu);
-      if (last) record(m, d, w->lambda, hs, k);
+      if (record_it) record(m, d, hs, k);
     }
     for (int i = 0; i < 3 * m->nv; i++) d->vn[i] = (d->xn[i] - w->x0[i]) / hs;
   }

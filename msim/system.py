@@ -128,14 +128,24 @@ class System(_core.System):
 
     __slots__ = ()
 
-    def step(self, dt: float, method: str, **options: Any) -> StepInfo:
+    def step(self, dt: float, method: str, *, history: bool = True,
+             **options: Any) -> StepInfo:
         """Advance by `dt` seconds with `method` (see `msim.METHODS` for names and options).
+
+        history=False: the step computes no per-iteration residuals and objectives that only
+        the record would use, and StepInfo.residuals and objectives come back empty
+        (iterations and converged are still reported; a positive tol still tests its
+        residual). The positions and velocities are the same bit for bit either way. The
+        record (a residual and g after every iteration) is about 45 % of an XPBD step and
+        5-15 % of an FMS step on a 100 x 100 to 200 x 200 cloth; simulate() never records.
 
         Raises DivergenceError (state left as it was) when the step produces a non-finite or
         absurd state, NotPositiveDefiniteError when a linear system is indefinite.
         """
+        if not isinstance(history, (bool, np.bool_)):
+            raise TypeError(f"history: expected True or False, got {history!r}")
         iters, converged, residuals, objectives, seconds, timings = self._step(
-            dt, method, **resolve(method, options))
+            dt, method, bool(history), **resolve(method, options))
         return StepInfo(method, float(dt), iters, converged, residuals, objectives, seconds,
                         timings)
 
@@ -181,7 +191,7 @@ class System(_core.System):
                 if before_step is not None:
                     before_step(self)
                 try:
-                    iters, _, _, _, sec, _ = self._step(dt, method, **core_options)
+                    iters, _, _, _, sec, _ = self._step(dt, method, False, **core_options)
                 except _core.DivergenceError:
                     if on_divergence == "raise":
                         raise

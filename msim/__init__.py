@@ -9,7 +9,7 @@
 
 import importlib
 
-from . import experiments, mesh, scenes
+from . import accuracy, experiments, mesh, scenes
 from .compare import compare, energy_scale, stability, sweep
 from ._core import CholmodError, DivergenceError, Error, NotPositiveDefiniteError
 from ._core import cholmod_version
@@ -19,7 +19,8 @@ from .system import StepInfo, System, Trajectory
 __version__ = "0.1.0"
 
 __all__ = [
-    "System", "StepInfo", "Trajectory", "METHODS", "SUMMARY", "mesh", "experiments", "scenes",
+    "System", "StepInfo", "Trajectory", "METHODS", "SUMMARY", "mesh", "accuracy", "experiments",
+    "scenes",
     "cholmod_version", "compare", "energy_scale", "stability", "sweep",
     "Error", "DivergenceError", "NotPositiveDefiniteError", "CholmodError",
 ]

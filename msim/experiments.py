@@ -102,7 +102,8 @@ def fms_convergence(sim: System, dt: float, iterations: int, runs: Mapping[str, 
     """Relative error in g after i = 0, 1, ... iterations of each run, from sim's state.
 
     runs: label -> either step options for `System.step` on a copy of sim (the method's
-    iteration cap, `iterations` or `max_iterations`, defaults to `iterations`; e.g.
+    iteration cap, `iterations` or `max_iterations`, defaults to `iterations` unless the run
+    names one; e.g.
     {"method": "fms", "start": "previous"}), or a callable (sim, dt, iterations) -> objective
     history (k+1,) [J] for a solver outside msim, such as the SciPy Newton of
     msim.reference.fms. g_star: g at the exact minimiser [J] (`exact_objective`). Returns
@@ -114,8 +115,9 @@ def fms_convergence(sim: System, dt: float, iterations: int, runs: Mapping[str, 
         if callable(run):
             history = run(sim.copy(), dt, iterations)
         else:
-            cap = "iterations" if "iterations" in METHODS[run["method"]] else "max_iterations"
-            history = sim.copy().step(dt, **{cap: iterations, **run}).objectives
+            caps = [c for c in ("iterations", "max_iterations") if c in METHODS[run["method"]]]
+            given = {c: iterations for c in caps[:1] if not set(caps) & set(run)}
+            history = sim.copy().step(dt, **given, **run).objectives
         errors[label] = relative_error(history, g_star)
     return errors
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -336,6 +336,40 @@ def convergence(histories: dict[str, np.ndarray], *, ylabel: str = "relative err
         values = np.asarray(values, dtype=float)
         ax.semilogy(np.arange(len(values)), np.where(values > 0, values, np.nan), label=label)
     ax.set_xlabel("iteration")
+    ax.set_ylabel(ylabel)
+    _legend(ax)
+    ax.grid(True, which="both", alpha=0.3)
+    return fig
+
+
+def order_of_accuracy(dts: Sequence[float], errors: dict[str, Sequence[float]], *,
+                      slopes: Iterable[int] = (1, 2, 4), ylabel: str = "global error [m]",
+                      ax=None):
+    """Log-log global error against the step dt [s], one line per label: {label: errors}.
+
+    For each p in slopes a dashed line C dt^p is drawn below the methods whose fitted order
+    (msim.accuracy.order) rounds to p, through 1/3 of their smallest error at the largest
+    step, and labelled "slope p" at its small-step end.
+    """
+    from .accuracy import order
+
+    dts = np.asarray(dts, dtype=float)
+    fig, ax = _axes(ax, width=LEGEND_WIDTH)
+    fitted = {}
+    for label, e in errors.items():
+        e = np.asarray(e, dtype=float)
+        fitted[label] = order(dts, e)
+        ax.loglog(dts, e, "o-", label=f"{label} (fitted order {fitted[label]:.2f})")
+    big = np.argmax(dts)
+    for p in slopes:
+        below = [np.asarray(errors[k], float)[big] for k, q in fitted.items() if round(q) == p]
+        if below:
+            line = min(below) / 3 * (dts / dts[big]) ** p
+            ax.loglog(dts, line, "--", color="0.4", linewidth=1)
+            ax.annotate(f"slope {p}", (dts.min(), line[np.argmin(dts)]), fontsize="small",
+                        color="0.3", xytext=(-4, 0), textcoords="offset points", ha="right",
+                        va="center")
+    ax.set_xlabel("time step h [s]")
     ax.set_ylabel(ylabel)
     _legend(ax)
     ax.grid(True, which="both", alpha=0.3)

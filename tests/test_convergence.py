@@ -114,3 +114,10 @@ def test_the_frame_is_mid_swing():
         energies.append(sim.energy()["kinetic"])
         sim.step(H, "implicit_euler", line_search=True, tol=1e-7, max_iterations=200)
     assert energies[1] > max(energies[0], energies[2])
+
+
+def test_a_run_that_names_its_own_cap_keeps_it(curtain, g_star, errors):
+    # one Newton iteration, capped by Newton's old option name as notebook 03 writes it
+    run = {"method": "implicit_euler", "start": PAPER_START, "max_iterations": 1}
+    e = fms_convergence(curtain, H, ITERATIONS, {"newton": run}, g_star)["newton"]
+    np.testing.assert_allclose(e, errors["newton"][:2], rtol=1e-12)

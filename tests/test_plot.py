@@ -207,3 +207,19 @@ def test_a_system_without_faces_draws_its_springs():
     ax = plot.frame(scene.system.positions, system=scene.system).axes[0]
     kinds = [type(c).__name__ for c in ax.collections]
     assert kinds == ["Line3DCollection", "Path3DCollection"]  # the springs, the pinned end
+
+
+def test_order_of_accuracy_draws_each_method_and_the_slopes_they_have():
+    dts = np.array([1e-3, 2e-3, 4e-3])
+    errors = {"first": 0.5 * dts, "second": 3.0 * dts**2}
+    fig = plot.order_of_accuracy(dts, errors, slopes=(1, 2, 4))
+    ax = fig.axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels[:2] == ["first (fitted order 1.00)", "second (fitted order 2.00)"]
+    # a reference line for slopes 1 and 2, none for 4 (no method has it), a third of the
+    # smallest error at the largest step, falling as dt^p
+    assert [t.get_text() for t in ax.texts] == ["slope 1", "slope 2"]
+    slope2 = ax.get_lines()[3].get_ydata()
+    np.testing.assert_allclose(slope2, 3.0 * 4e-3**2 / 3 * (dts / 4e-3) ** 2)
+    assert ax.get_xlabel() == "time step h [s]" and ax.get_ylabel() == "global error [m]"
+    matplotlib.pyplot.close(fig)

@@ -1,0 +1,93 @@
+"""Orders of accuracy are the textbook ones; the solver measurements report what one run did."""
+
+import numpy as np
+import pytest
+
+import msim
+from msim.accuracy import (global_error, order, oscillator, oscillator_positions,
+                           reference_positions, relative_errors, solver_costs, steps_for,
+                           time_to_accuracy, unavailable)
+from msim.experiments import exact_objective
+
+NEWTON = {"iterations": 20, "tol": 1e-10}
+# Hairer, Norsett and Wanner, Solving ODEs I: the global error at a fixed time falls as h^p
+ORDERS = {("explicit_euler", 1): {}, ("symplectic_euler", 1): {}, ("velocity_verlet", 2): {},
+          ("rk4", 4): {}, ("implicit_euler", 1): NEWTON, ("implicit_midpoint", 2): NEWTON,
+          ("bdf2", 2): NEWTON}
+
+
+def test_the_oscillator_follows_its_closed_form():
+    # RK4 at omega h = 0.001 is exact to round-off: the closed form is the oscillator's motion
+    sim = oscillator()
+    sim.simulate(10000, 1e-4, "rk4", record_every=10000)
+    np.testing.assert_allclose(sim.positions, oscillator_positions(1.0), atol=1e-12)
+
+
+@pytest.mark.parametrize("method,p", list(ORDERS), ids=lambda x: str(x))
+def test_each_method_has_its_order_on_the_linear_oscillator(method, p):
+    dts = 1.0 / np.array([800, 1600, 3200])  # omega h from 0.0125 down
+    errors = global_error(oscillator, method, dts, 1.0, oscillator_positions(1.0),
+                          **ORDERS[method, p])
+    assert order(dts, errors) == pytest.approx(p, abs=0.1)
+
+
+@pytest.mark.parametrize("method,p", list(ORDERS), ids=lambda x: str(x))
+def test_each_method_has_its_order_on_a_falling_cloth(method, p):
+    mesh = msim.mesh.cloth_grid(4, 4)
+
+    def make():
+        return msim.System(mesh.vertices, mesh.edges, mass=0.04, stiffness=50.0, fixed=[0, 3])
+
+    dts = 0.25 / np.array([200, 400, 800])
+    reference = reference_positions(make, 0.25, 0.25 / 20000)
+    errors = global_error(make, method, dts, 0.25, reference, **ORDERS[method, p])
+    assert order(dts, errors) == pytest.approx(p, abs=0.1)
+
+
+def test_a_step_that_does_not_divide_the_duration_is_refused():
+    assert steps_for(1.0, 0.25) == 4
+    with pytest.raises(ValueError, match="dt: expected a step that divides duration 1 s"):
+        steps_for(1.0, 0.3)
+
+
+@pytest.fixture(scope="module")
+def falling():
+    """A 12 x 12 cloth five exact steps into its fall, and g* of its next step."""
+    mesh = msim.mesh.cloth_grid(12, 12)
+    sim = msim.System(mesh.vertices, mesh.edges, mass=1 / 144, stiffness=1000.0, fixed=[0, 11])
+    for _ in range(5):
+        sim.step(1 / 30, "implicit_euler", iterations=50, tol=1e-8, line_search=True)
+    return sim, exact_objective(sim, 1 / 30)
+
+
+def test_solver_costs_are_the_errors_of_runs_stopped_at_each_cap(falling):
+    sim, g_star = falling
+    state = sim.get_state()
+    fms = {"solver": "fms"}
+    seconds, errors = solver_costs(sim, 1 / 30, fms, [1, 4, 16], g_star, repeats=1)
+    # the run capped at k is the first k iterations of a longer run: its error is that run's
+    history = sim.copy().step(1 / 30, "implicit_euler", iterations=16, **fms).objectives
+    np.testing.assert_allclose(errors, relative_errors(history, g_star)[[1, 4, 16]], rtol=1e-12)
+    # FMS without colliders never raises g: the error falls with the cap
+    assert np.all(np.diff(errors) < 0) and np.all(seconds > 0)
+    # Newton with line search reaches g* (a minimiser to 1e-9 N) within ten iterations
+    _, newton = solver_costs(sim, 1 / 30, {"solver": "newton", "line_search": True}, [10],
+                             g_star, repeats=1)
+    assert newton[0] < 1e-8
+    np.testing.assert_array_equal(sim.positions, state["positions"])  # sim is not changed
+
+
+def test_time_to_accuracy_is_none_where_the_cap_falls_short(falling):
+    sim, g_star = falling
+    reached = time_to_accuracy(sim, 1 / 30, {"solver": "fms"}, [0.5, 1e-12], 5, g_star,
+                               repeats=1)
+    seconds, iterations = reached[0]
+    assert seconds > 0 and reached[1] is None
+    # the iteration timed is the first whose error is at most the target in a plain run
+    g = sim.copy().step(1 / 30, "implicit_euler", solver="fms", iterations=5).objectives
+    assert iterations == np.flatnonzero(relative_errors(g, g_star) <= 0.5)[0] > 1
+
+
+def test_unavailable_says_why_a_choice_is_not_in_this_build():
+    assert unavailable({"solver": "fms", "acceleration": "anderson"}) is None
+    assert "solver: expected one of" in unavailable({"solver": "simulated annealing"})

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import msim
-from msim.accuracy import time_to_accuracy, unavailable
+from msim.accuracy import time_to_accuracy
 from msim.experiments import exact_step
 
 from .run import H, cloth, markdown
@@ -53,14 +53,12 @@ SOLVERS = [
 
 @dataclass
 class Row:
-    """One solver: (seconds, iterations) per target, None where not reached; or why it is
-    not available in this build."""
+    """One solver: (seconds, iterations) per target, None where not reached."""
 
     solver: str
     threads: int
     cap: int
-    reached: list[tuple[float, int] | None] | None
-    unavailable: str | None = None
+    reached: list[tuple[float, int] | None]
 
 
 ORACLES = {"Newton, 200 iterations": {"solver": "newton", "line_search": True, "iterations": 200},
@@ -81,9 +79,6 @@ def minimum(sim: msim.System) -> tuple[float, dict[str, tuple[float, float]]]:
 def measure(sim: msim.System, g_star: float, label: str, options: dict, threads: int,
             cap: int, repeats: int) -> Row:
     """Time to each of TARGETS for one solver from sim's state (sim is not changed)."""
-    why = unavailable(options)
-    if why is not None:
-        return Row(label, threads, cap, None, why)
     twin = sim.copy()
     twin.threads = threads
     reached = time_to_accuracy(twin, H, options, TARGETS, cap, g_star, repeats=repeats)
@@ -97,9 +92,7 @@ def table(rows: list[Row]) -> str:
 
     columns = ["solver", "threads", "cap"] + [f"to {t:g}" for t in TARGETS]
     return markdown(columns, [
-        [r.solver, str(r.threads), str(r.cap)]
-        + ([cell(p) for p in r.reached] if r.reached is not None
-           else ["not in this build"] * len(TARGETS)) for r in rows])
+        [r.solver, str(r.threads), str(r.cap)] + [cell(p) for p in r.reached] for r in rows])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,8 +122,6 @@ def main(argv: list[str] | None = None) -> int:
         cap = args.newton_cap if options["solver"] == "newton" else args.cap
         rows.append(measure(sim, g_star, label, options, threads, cap, args.repeats))
     print(table(rows))
-    for why in dict.fromkeys(r.unavailable for r in rows if r.unavailable):
-        print(f"\nnot in this build: {why}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"n": args.n, "frames": args.frames, "g_star": g_star, "oracles": oracles,

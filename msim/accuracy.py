@@ -78,18 +78,6 @@ def order(dts: Sequence[float], errors: Sequence[float]) -> float:
     return float(np.polyfit(np.log(dts), np.log(errors), 1)[0])
 
 
-def unavailable(options: Mapping[str, Any], method: str = "implicit_euler") -> str | None:
-    """Why this build of msim does not take `options` for `method` (the ValueError's message,
-    e.g. a solver= that is not among its choices, from the option table or from the core), or
-    None when it does: one step of a single spring is tried."""
-    probe = System(np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]), np.array([[0, 1]]), fixed=[0])
-    try:
-        probe.step(1e-3, method, **options)
-    except ValueError as error:
-        return str(error)
-    return None
-
-
 def _cap(method: str) -> str:
     """The name of method's iteration cap among its options."""
     return "iterations" if "iterations" in METHODS[method] else "max_iterations"

@@ -32,7 +32,7 @@ import numpy as np
 import msim
 import msim.plot
 from msim.accuracy import (global_error, order, oscillator, oscillator_positions,
-                           reference_positions, solver_costs, unavailable)
+                           reference_positions, solver_costs)
 from msim.experiments import exact_objective, exact_step
 from msim.scenes import omega_max
 
@@ -193,9 +193,6 @@ SOLVERS = {
 start = time.perf_counter()
 costs = {}
 for label, (options, caps) in SOLVERS.items():
-    if (why := unavailable(options)) is not None:
-        print(f"{label}: not in this build of msim ({why})")
-        continue
     costs[label] = solver_costs(sim, 1 / 30, options, caps, g_star, repeats=5)
 print(f"g* = {g_star:.9f} J; measured in {time.perf_counter() - start:.0f} s")
 
@@ -220,5 +217,4 @@ plt.show()
 # rho = 0.95, the range its option doc gives for msim's cloths) moves one vertex at a time by
 # its own 3 x 3 Newton step, the others held: a sweep costs a few FMS iterations here, and
 # on a cloth this stiff (h^2 k / m = 1000) a sweep carries a correction only to the
-# neighbours, so after hundreds of sweeps it is still far from x*. Where a solver's line is
-# missing, this build of msim does not have it yet (the cell says so).
+# neighbours, so after hundreds of sweeps it is still far from x*.

@@ -6,7 +6,7 @@ import pytest
 import msim
 from msim.accuracy import (global_error, order, oscillator, oscillator_positions,
                            reference_positions, relative_errors, solver_costs, steps_for,
-                           time_to_accuracy, unavailable)
+                           time_to_accuracy)
 from msim.experiments import exact_objective
 
 NEWTON = {"iterations": 20, "tol": 1e-10}
@@ -87,7 +87,3 @@ def test_time_to_accuracy_is_none_where_the_cap_falls_short(falling):
     g = sim.copy().step(1 / 30, "implicit_euler", solver="fms", iterations=5).objectives
     assert iterations == np.flatnonzero(relative_errors(g, g_star) <= 0.5)[0] > 1
 
-
-def test_unavailable_says_why_a_choice_is_not_in_this_build():
-    assert unavailable({"solver": "fms", "acceleration": "anderson"}) is None
-    assert "solver: expected one of" in unavailable({"solver": "simulated annealing"})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 import msim
@@ -12,3 +14,11 @@ import builders
 def cloth() -> msim.System:
     """A 10x10 cloth pinned at two corners, perturbed off its rest shape and moving."""
     return builders.cloth(10, jitter=0.01, speed=0.1, seed=1)
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    """Close the figures a test leaves open (pyplot keeps every figure until it is closed)."""
+    yield
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")

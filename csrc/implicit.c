@@ -215,10 +215,6 @@ static ms_status implicit_step(const ms_model *m, ms_data *d, ms_method method, 
       [MS_MIN_LBFGS] = ms_lbfgs_minimize,
       [MS_MIN_VBD] = ms_vbd_minimize,
   };
-  if (!solvers[o->minimizer]) { /* a solver of g this build lacks */
-    info->option = ms_opt_index(method, MS_OPT_MINIMIZER);
-    return MS_EINPUT;
-  }
   ms_scheme sc = ms_scheme_begin(m, d, method, h, o->start);
   ms_status st = solvers[o->minimizer](m, d, sc.hs, ms_opt_iterations(o), o, info);
   if (st == MS_OK) ms_scheme_end(m, d, &sc);

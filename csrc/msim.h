@@ -191,7 +191,6 @@ int ms_opt_in_range(const ms_opt_field *f, double v);
 double ms_opt_get(const ms_opt *o, const ms_opt_field *f);
 void ms_opt_set(ms_opt *o, const ms_opt_field *f, double v);
 void ms_opt_defaults(ms_method method, ms_opt *o);
-int ms_opt_index(ms_method method, ms_opt_id field);
 int ms_opt_check(ms_method method, const ms_opt *o);
 int ms_opt_iterations(const ms_opt *o);
 

@@ -264,7 +264,7 @@ void ms_opt_defaults(ms_method method, ms_opt *o) {
 }
 
 /* the index of field among method's options, or -1 when it takes none */
-int ms_opt_index(ms_method method, ms_opt_id field) {
+static int ms_opt_index(ms_method method, ms_opt_id field) {
   const ms_method_def *md = &ms_methods[method];
   for (int i = 0; i < md->nparam; i++)
     if (md->params[i].field == field) return i;

@@ -29,12 +29,6 @@ struct ms_implicit {
   double *x1;        /* (nv,3) line-search trial point */
 };
 
-/* Armijo sufficient-decrease constant, the smallest line-search step, and the relative
- * rounding allowance on g near a minimum (Hager and Zhang's approximate Armijo condition) */
-#define MS_ARMIJO 1e-4
-#define MS_MIN_STEP 0x1p-30
-#define MS_ROUNDING 1e-12
-
 void ms_implicit_free(ms_implicit *w) {
   if (!w) return;
   ms_chol_free(w->ch);

@@ -37,11 +37,6 @@
 
 #include "msim.h"
 
-/* Armijo constant c, the smallest step tried, and g's relative rounding allowance */
-#define MS_LBFGS_ARMIJO 1e-4
-#define MS_LBFGS_MIN_STEP 0x1p-30
-#define MS_LBFGS_ROUNDING 1e-12
-
 struct ms_lbfgs_ws {
   int slots;       /* pair slots allocated: the window and one to write the next pair into */
   double *s, *y;   /* (slots, nv*3) pairs s_i, y_i */
@@ -152,19 +147,19 @@ static ms_status direction(lbfgs_ctx *c, const double *grad, ms_info *info) {
 
 /* backtracking line search along w->p from x, where g(x) = obj and slope = grad g(x).p < 0:
  * the trial point, its gradient and |gradient| land in w->x1, w->grad[1] and *res1, and g
- * there in *obj1; 0 when no step down to MS_LBFGS_MIN_STEP passes. Where g's change drowns in
+ * there in *obj1; 0 when no step down to MS_MIN_STEP passes. Where g's change drowns in
  * its rounding, the change is taken from the trapezoid rule on the directional derivatives,
  * alpha (slope + slope1) / 2 (exact for a quadratic), and g carried forward by it */
 static int line_search(lbfgs_ctx *c, const double *x, double obj, double slope, double *obj1,
                        double *res1) {
   ms_lbfgs_ws *w = c->w;
-  double noise = MS_LBFGS_ROUNDING * fabs(obj);
-  for (double alpha = 1.0; alpha >= MS_LBFGS_MIN_STEP; alpha *= 0.5) {
+  double noise = MS_ROUNDING * fabs(obj);
+  for (double alpha = 1.0; alpha >= MS_MIN_STEP; alpha *= 0.5) {
     int moved = 0;
     for (int k = 0; k < c->n3; k++) w->x1[k] = x[k] + alpha * w->p[k], moved |= w->x1[k] != x[k];
     if (!moved) return 0; /* alpha p is below the rounding of x */
     *res1 = ms_objective_grad(c->m, c->d, w->x1, c->d->y, c->hs, w->grad[1], obj1);
-    double armijo = MS_LBFGS_ARMIJO * alpha * slope;
+    double armijo = MS_ARMIJO * alpha * slope;
     if (*obj1 <= obj + armijo) return 1;
     if (fabs(*obj1 - obj) > noise) continue;
     double change = 0.5 * alpha * (slope + dot(c->n3, w->grad[1], w->p));

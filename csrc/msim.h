@@ -425,6 +425,13 @@ ms_status ms_velocity_verlet(const ms_model *m, ms_data *d, double h, const ms_o
  * cap iterations, stopping once |grad g| < o->tol when o->tol > 0; d->xn ends at the last
  * iterate. History entry k: |grad g| [N] and g [J] at iterate k (entry 0: the start point).
  * Fills info->iters, nhist, converged and its timings; results do not depend on m->nthread */
+/* the line searches of the solvers of g: Armijo sufficient-decrease constant, the smallest
+ * step tried, and the relative rounding allowance on g near a minimum (Hager and Zhang's
+ * approximate Armijo condition) */
+#define MS_ARMIJO 1e-4
+#define MS_MIN_STEP 0x1p-30
+#define MS_ROUNDING 1e-12
+
 typedef ms_status (*ms_minimize_fn)(const ms_model *m, ms_data *d, double hs, int cap,
                                     const ms_opt *o, ms_info *info);
 ms_status ms_newton_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,

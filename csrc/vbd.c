@@ -41,8 +41,7 @@
 
 /* vertices of one colour per parallel block */
 #define MS_VBD_BLOCK 64
-/* Armijo sufficient-decrease constant and the shortest step tried, as a fraction of dx */
-#define MS_VBD_ARMIJO 1e-4
+/* the shortest local step tried, as a fraction of dx (a vertex's step is cheap to give up) */
 #define MS_VBD_MIN_STEP 0x1p-20
 /* H counts as singular when det H <= this * (trace H / 3)^3 (condition ~1e12) */
 #define MS_VBD_SINGULAR 1e-24
@@ -181,7 +180,7 @@ static double local_change(const ms_model *m, const double *x, const double *y, 
 }
 
 /* one safeguarded Newton step of vertex i: dx halved until G_i falls by at least
- * MS_VBD_ARMIJO alpha grad.dx; x_i stays when no step does or H is singular */
+ * MS_ARMIJO alpha grad.dx; x_i stays when no step does or H is singular */
 static void vertex_step(const sweep_ctx *c, int i) {
   const ms_model *m = c->m;
   double wi = m->mass[i] * c->hs2, grad[3], H[9], dx[3];
@@ -191,7 +190,7 @@ static void vertex_step(const sweep_ctx *c, int i) {
   if (!(slope < 0)) return;
   for (double alpha = 1.0; alpha >= MS_VBD_MIN_STEP; alpha *= 0.5) {
     double e[3] = {alpha * dx[0], alpha * dx[1], alpha * dx[2]};
-    if (local_change(m, c->x, c->y, i, wi, e, e_contact) <= MS_VBD_ARMIJO * alpha * slope) {
+    if (local_change(m, c->x, c->y, i, wi, e, e_contact) <= MS_ARMIJO * alpha * slope) {
       for (int t = 0; t < 3; t++) c->x[3 * i + t] += e[t];
       return;
     }

@@ -313,8 +313,7 @@ static PyObject *System_history(SystemObject *self, PyObject *unused) {
 static PyMethodDef System_methods[] = {
     {"_step", (PyCFunction)(void (*)(void))System_step, METH_VARARGS | METH_KEYWORDS,
      "_step(dt, method, history=True, **options) -> (iterations, converged, residuals, "
-     "objectives, "
-     "seconds, timings); use System.step"},
+     "objectives, seconds, timings); use System.step"},
     {"_hessian_blocks", (PyCFunction)System_hessian_blocks, METH_O,
      "_hessian_blocks(spd) -> (m,3,3) spring Hessian blocks at the current positions [N/m]; "
      "spd is the index of the treatment in METHODS['implicit_euler']['spd'].kind"},

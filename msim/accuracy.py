@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .methods import METHODS, as_int
+from .methods import as_int, cap_name
 from .system import System
 
 
@@ -78,11 +78,6 @@ def order(dts: Sequence[float], errors: Sequence[float]) -> float:
     return float(np.polyfit(np.log(dts), np.log(errors), 1)[0])
 
 
-def _cap(method: str) -> str:
-    """The name of method's iteration cap among its options."""
-    return "iterations" if "iterations" in METHODS[method] else "max_iterations"
-
-
 class _Timer:
     """One step of `method` with `options` from sim's state, repeated: a copy of sim that
     took one step first, so that what a System sets up once and reuses between steps
@@ -99,7 +94,7 @@ class _Timer:
         seconds = []
         for _ in range(repeats):
             self.sim.set_state(self.state)
-            info = self.sim.step(self.dt, self.method, **{_cap(self.method): cap},
+            info = self.sim.step(self.dt, self.method, **{cap_name(self.method): cap},
                                  **self.options)
             seconds.append(info.seconds)
         return min(seconds), info.objectives

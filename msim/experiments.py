@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from .mesh import cloth_grid
-from .methods import METHODS, as_int
+from .methods import as_int, cap_name
 from .system import System
 
 # Liu et al. 2013, Fig. 2 (curtain, 6561 vertices, h = 1/30 s): FMS relative error in g after
@@ -115,8 +115,8 @@ def fms_convergence(sim: System, dt: float, iterations: int, runs: Mapping[str, 
         if callable(run):
             history = run(sim.copy(), dt, iterations)
         else:
-            caps = [c for c in ("iterations", "max_iterations") if c in METHODS[run["method"]]]
-            given = {c: iterations for c in caps[:1] if not set(caps) & set(run)}
+            named = {"iterations", "max_iterations"} & set(run)
+            given = {} if named else {cap_name(run["method"]): iterations}
             history = sim.copy().step(dt, **given, **run).objectives
         errors[label] = relative_error(history, g_star)
     return errors

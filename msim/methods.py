@@ -98,6 +98,15 @@ def resolve(method: str, options: dict[str, Any]) -> dict[str, Any]:
     return core
 
 
+def cap_name(method: str) -> str:
+    """The public name of `method`'s iteration cap: `iterations`, or `max_iterations` where
+    that is its only name (linearized_implicit). ValueError for a method without a cap."""
+    for name in ("iterations", "max_iterations"):
+        if name in METHODS[method]:
+            return name
+    raise ValueError(f"method: {method!r} takes no iteration cap")
+
+
 def _convert(name: str, value: Any, opt: Option) -> Any:
     """Check one option value against its Option and convert it for the core."""
     if isinstance(opt.kind, tuple):

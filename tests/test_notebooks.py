@@ -16,6 +16,13 @@ nbclient = pytest.importorskip("nbclient")
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+KERNEL_CHECK = """\
+import importlib.util, os
+assert os.getcwd() == {folder!r}, os.getcwd()
+assert not os.environ.get("PYTHONPATH"), os.environ["PYTHONPATH"]
+assert importlib.util.find_spec("benchmarks") is None and importlib.util.find_spec("builders") is None
+assert importlib.util.find_spec("msim") is not None
+"""
 
 
 def test_notebooks_exist():
@@ -44,6 +51,9 @@ def test_notebook_executes_alone_in_its_folder(path, tmp_path, monkeypatch):
     folder.mkdir()
     copy = Path(shutil.copy(path, folder))
     nb = nbformat.read(copy, as_version=4)
+    # after the notebook, its kernel proves where it ran: in the notebook's folder, msim from
+    # the installed package, and nothing of the repository (benchmarks/, tests/) importable
+    nb.cells.append(nbformat.v4.new_code_cell(KERNEL_CHECK.format(folder=str(folder))))
     client = nbclient.NotebookClient(nb, timeout=900, kernel_name="python3",
                                      resources={"metadata": {"path": str(folder)}})
     client.execute()

@@ -41,26 +41,29 @@ static double accel(const ms_model *m, const ms_data *d, int i, int t) {
 /* kick vn += kick h a, a = M^-1 f + g + M^-1 f_ext with f the spring and contact forces in
  * d->f, then drift xn += h v with the velocity before the kick (DRIFT_OLD) or after it
  * (DRIFT_NEW), for the vertices [lo, hi); first: the step's first pass, which starts from x
- * and the damped velocity (ms_prepare_vertex). Fixed vertices keep xn = x and vn = 0. Inline
- * with constant first and drift, each caller gets a loop without their branches */
+ * and the damped velocity (ms_prepare_vertex). Fixed vertices keep xn = x and vn = 0, chosen
+ * per component after the arithmetic: no branch, and the fields are read once per block.
+ * Inline with constant first and drift, each caller gets a loop without their branches */
 static inline void kick_drift_range(const step_pass *p, int lo, int hi, int first,
                                     drift_kind drift) {
   const ms_model *m = p->m;
   ms_data *d = p->d;
-  const double *restrict x = d->x, *restrict v = d->v;
+  const double *restrict x = d->x, *restrict v = d->v, *restrict f = d->f, *restrict fext = d->fext,
+                         *restrict imass = m->imass;
   const unsigned char *restrict fixed = m->fixed;
-  double *restrict xn = d->xn, *restrict vn = d->vn, h = p->h, hk = p->kick * p->h;
-  for (int i = lo; i < hi; i++) {
-    if (first && fixed[i]) ms_prepare_vertex(m, d, p->decay, i);
-    for (int t = 0; t < 3 && !fixed[i]; t++) {
+  double *restrict xn = d->xn, *restrict vn = d->vn;
+  const double h = p->h, hk = p->kick * p->h, decay = p->decay;
+  const double g[3] = {m->gravity[0], m->gravity[1], m->gravity[2]};
+  for (int i = lo; i < hi; i++)
+    for (int t = 0; t < 3; t++) {
       int k = 3 * i + t;
-      double v0 = first ? p->decay * v[k] : vn[k], x0 = first ? x[k] : xn[k];
-      double v1 = v0 + hk * accel(m, d, i, t);
-      vn[k] = v1;
-      if (drift != DRIFT_NONE) xn[k] = x0 + h * (drift == DRIFT_NEW ? v1 : v0);
-      if (first && drift == DRIFT_NONE) xn[k] = x0;
+      double v0 = first ? decay * v[k] : vn[k], x0 = first ? x[k] : xn[k];
+      // accel(): M^-1 f + (g + M^-1 f_ext), in that order
+      double v1 = v0 + hk * (imass[i] * f[k] + (g[t] + imass[i] * fext[k]));
+      double x1 = drift == DRIFT_NONE ? x0 : x0 + h * (drift == DRIFT_NEW ? v1 : v0);
+      vn[k] = fixed[i] ? 0.0 : v1;
+      xn[k] = fixed[i] ? x[k] : x1;
     }
-  }
 }
 
 /* kick_drift_range over a block, after summing the spring forces there from the coefficients

@@ -60,6 +60,9 @@ class Peer:
 PEERS = [
     Peer("xpbd", {"iterations": 10}, "pyPBD, XPBD distance constraints, Gauss-Seidel",
          "peer_pypbd", lambda mod, sim, h, t: mod.XPBD(sim, h, 10)),
+    Peer("xpbd", {"iterations": 10, "sweep": "coloured"},
+         "pyPBD, as above; msim's sweep='coloured', which threads share", "peer_pypbd",
+         lambda mod, sim, h, t: mod.XPBD(sim, h, 10)),
     Peer("symplectic_euler", {}, "NVIDIA Warp, float64 kernels, CPU device", "peer_warp",
          lambda mod, sim, h, t: mod.Symplectic(sim, h)),
     Peer("fms", {"iterations": 10}, "NumPy + scikit-sparse CHOLMOD, prefactored",

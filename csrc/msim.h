@@ -104,6 +104,7 @@ typedef struct {
   int start;           /* fms, implicit_euler: ms_start, the iterations' initial guess */
   int substeps;        /* xpbd: substeps per step */
   double xpbd_damping; /* xpbd: constraint damping beta [N s/m] */
+  int sweep;           /* xpbd: ms_xpbd_sweep, the order of the projections */
 } ms_opt;
 
 /* keeping spring Hessians positive definite */
@@ -132,6 +133,9 @@ typedef enum { MS_MIN_NEWTON = 0, MS_MIN_FMS, MS_MIN_LBFGS, MS_MIN_VBD, MS_NMIN 
 /* fms pinning and acceleration choices (ms_opt.pin, ms_opt.acceleration) */
 typedef enum { MS_PIN_ELIMINATE = 0, MS_PIN_PENALTY, MS_NPIN } ms_fms_pin;
 typedef enum { MS_ACCEL_NONE = 0, MS_ACCEL_CHEBYSHEV, MS_ACCEL_ANDERSON, MS_NACCEL } ms_fms_accel;
+
+/* the order of xpbd's projections (ms_opt.sweep): the springs' own, or colour by colour */
+typedef enum { MS_SWEEP_SEQUENTIAL = 0, MS_SWEEP_COLOURED, MS_NSWEEP } ms_xpbd_sweep;
 
 /* where the iterations of fms and implicit_euler start (ms_opt.start) */
 typedef enum {
@@ -163,6 +167,7 @@ typedef enum {
   MS_OPT_START,
   MS_OPT_SUBSTEPS,
   MS_OPT_XPBD_DAMPING,
+  MS_OPT_SWEEP,
   MS_NOPT,
 } ms_opt_id;
 typedef struct {

@@ -42,6 +42,8 @@ static const char *const start_names[] = {
     [MS_START_EXTRAPOLATED] = "extrapolated",
     [MS_NSTART] = NULL,
 };
+static const char *const sweep_names[] = {
+    [MS_SWEEP_SEQUENTIAL] = "sequential", [MS_SWEEP_COLOURED] = "coloured", [MS_NSWEEP] = NULL};
 
 /* the fields of ms_opt: name and offset, type, range [lo, hi] (hi excluded when hi_open),
  * choices */
@@ -64,6 +66,7 @@ const ms_opt_field ms_opt_fields[MS_NOPT] = {
     [MS_OPT_START] = {FIELD(start), MS_CHOICE, 0, MS_NSTART - 1, 0, start_names},
     [MS_OPT_SUBSTEPS] = {FIELD(substeps), MS_INT, 1, MS_MAX_COUNT},
     [MS_OPT_XPBD_DAMPING] = {FIELD(xpbd_damping), MS_REAL, 0, INFINITY},
+    [MS_OPT_SWEEP] = {FIELD(sweep), MS_CHOICE, 0, MS_NSWEEP - 1, 0, sweep_names},
 };
 #undef FIELD
 
@@ -162,6 +165,12 @@ static const ms_param xpbd_params[] = {
     {"substeps", MS_OPT_SUBSTEPS, 1, "substeps per step (lambda reset each)"},
     {"xpbd_damping", MS_OPT_XPBD_DAMPING, 0,
      "Macklin's constraint damping beta [N s/m] per spring"},
+    {"sweep", MS_OPT_SWEEP, MS_SWEEP_SEQUENTIAL,
+     "the order of the projections in a sweep: 'sequential', Gauss-Seidel in the springs' "
+     "order; 'coloured', Gauss-Seidel colour by colour over a greedy colouring of the springs "
+     "(no two of a colour share a vertex, as in Fratarcangeli et al. 2016), whose projections "
+     "threads share; like any reordering of the springs, it changes where a given number of "
+     "sweeps ends"},
 };
 
 #define PARAMS(p) p, sizeof(p) / sizeof(p[0])

@@ -18,7 +18,10 @@
  * end [m], and the substep's incremental potential g (ms_objective with y = x~, h = hs).
  * The sweep reads a per-step table of the active springs (ends, rest length, alpha~ and the
  * inverse denominator), so it divides once per projection (1/|x_i - x_j|) and tests no
- * stiffness; it runs them in an order with the same result as spring order (schedule).
+ * stiffness; it runs them in an order with the same result as spring order (schedule), or,
+ * with sweep='coloured', colour by colour over a greedy colouring of the springs (colour):
+ * the projections of one colour touch disjoint vertices, so threads share them and the
+ * result is the same for any thread count (Gauss-Seidel in colour order).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +31,8 @@
 
 /* active springs rescheduled together (see schedule) */
 #define MS_XPBD_CHUNK 1024
+/* springs of one colour per parallel block */
+#define MS_XPBD_BLOCK 512
 
 /* one active spring as a sweep reads it (32 bytes, in sweep order): its ends, its rest
  * length [m], alpha~ = 1/(k hs^2) [m/N] and the inverse of the denominator
@@ -38,16 +43,20 @@ typedef struct {
 } xpbd_row;
 
 struct ms_xpbd_ws {
-  xpbd_row *row;  /* (ns) the active springs of this step in sweep order, nrow of them */
-  double *gamma;  /* (ns) per row: Macklin's damping beta / (k hs) */
-  double *lambda; /* (ns) per row: multipliers of the current substep [N s^2] */
-  double *x0;     /* (nv,3) positions at the start of the substep */
-  int *order;     /* (ns) the active springs in sweep order */
-  int *level;     /* (nv) schedule: level of the last spring at a vertex in the chunk */
-  int *seen;      /* (nv) schedule: 1 + the chunk that set level */
-  int *key;       /* (2 MS_XPBD_CHUNK + 1) schedule: a chunk's levels, then their counts */
-  int nrow;
-  uint64_t rev; /* model revision the order was made for; 0: none */
+  xpbd_row *row;     /* (ns) the active springs of this step in sweep order, nrow of them */
+  double *gamma;     /* (ns) per row: Macklin's damping beta / (k hs) */
+  double *lambda;    /* (ns) per row: multipliers of the current substep [N s^2] */
+  double *x0;        /* (nv,3) positions at the start of the substep */
+  int *order;        /* (ns) the active springs in sweep order */
+  int *level;        /* (nv) schedule: level of the last spring at a vertex in the chunk */
+  int *seen;         /* (nv) schedule: 1 + the chunk that set level */
+  int *key;          /* (2 MS_XPBD_CHUNK + 1) schedule: a chunk's levels, then their counts */
+  int *colour;       /* (ns) colour: each spring's colour, -1 before it has one */
+  int *mark;         /* (ns + 1) colour: the spring that last found a colour taken */
+  int *cstart;       /* (ns + 1) rows of colour c: cstart[c] .. cstart[c + 1] */
+  int nrow, ncolour; /* ncolour 0: the sequential order */
+  uint64_t rev;      /* model revision the order was made for; 0: none */
+  int sweep;         /* ms_xpbd_sweep the order was made for */
 };
 
 void ms_xpbd_free(ms_xpbd_ws *w) {
@@ -60,6 +69,9 @@ void ms_xpbd_free(ms_xpbd_ws *w) {
   free(w->level);
   free(w->seen);
   free(w->key);
+  free(w->colour);
+  free(w->mark);
+  free(w->cstart);
   free(w);
 }
 
@@ -75,8 +87,11 @@ static ms_xpbd_ws *workspace_new(const ms_model *m) {
   w->level = ms_alloc(m->nv, sizeof(int));
   w->seen = ms_alloc(m->nv, sizeof(int));
   w->key = ms_alloc(2 * MS_XPBD_CHUNK + 1, sizeof(int));
+  w->colour = ms_alloc(m->ns, sizeof(int));
+  w->mark = ms_alloc((size_t)m->ns + 1, sizeof(int));
+  w->cstart = ms_alloc((size_t)m->ns + 1, sizeof(int));
   if (!w->row || !w->gamma || !w->lambda || !w->x0 || !w->order || !w->level || !w->seen ||
-      !w->key) {
+      !w->key || !w->colour || !w->mark || !w->cstart) {
     ms_xpbd_free(w);
     return NULL;
   }
@@ -113,27 +128,64 @@ static void schedule_chunk(const ms_model *m, ms_xpbd_ws *w, int c0, int c1, int
   memcpy(w->order + c0, out, sizeof(int) * (c1 - c0));
 }
 
-/* the sweep order of the active springs, for the model revision: chunk by chunk in spring
- * order, and inside a chunk by level (schedule_chunk). Springs of one level share no vertex,
- * so moving one ahead of earlier springs of higher levels only swaps operations on disjoint
- * vertices and multipliers: the sweep's result is Gauss-Seidel's in spring order bit for bit,
- * while the processor overlaps independent projections instead of waiting on a chain (the
- * structural springs along a grid row each need the end their predecessor moved) */
-static void schedule(const ms_model *m, ms_xpbd_ws *w) {
-  if (w->rev == m->rev) return;
+/* the active springs (w->order[0 .. nrow)) in colour order: each takes, in spring order, the
+ * lowest colour no spring at its ends has yet (at most 2 d - 1 colours, d the largest
+ * number of springs at a vertex), then a counting sort by colour keeps spring order inside
+ * each colour */
+static void colour(const ms_model *m, ms_xpbd_ws *w, int *out) {
+  memset(w->colour, -1, sizeof(int) * m->ns);
+  memset(w->mark, -1, sizeof(int) * ((size_t)m->ns + 1));
+  memset(w->cstart, 0, sizeof(int) * ((size_t)m->ns + 1));
+  w->ncolour = 0;
+  for (int r = 0; r < w->nrow; r++) {
+    int s = w->order[r], c = 0;
+    for (int e = 0; e < 2; e++) {
+      int v = m->edge[2 * s + e];
+      for (int p = m->adj_start[v]; p < m->adj_start[v + 1]; p++) {
+        int taken = w->colour[m->adj[2 * p + 1]];
+        if (taken >= 0) w->mark[taken] = s;
+      }
+    }
+    while (w->mark[c] == s) c++;
+    w->colour[s] = c;
+    w->cstart[c + 1]++;
+    if (c + 1 > w->ncolour) w->ncolour = c + 1;
+  }
+  for (int c = 0; c < w->ncolour; c++) w->cstart[c + 1] += w->cstart[c];
+  int *fill = w->mark; /* the colours' next free slots */
+  memcpy(fill, w->cstart, sizeof(int) * w->ncolour);
+  for (int r = 0; r < w->nrow; r++) out[fill[w->colour[w->order[r]]]++] = w->order[r];
+  memcpy(w->order, out, sizeof(int) * w->nrow);
+}
+
+/* the sweep order of the active springs, for the model revision and the sweep kind:
+ * sequential, chunk by chunk in spring order, and inside a chunk by level (schedule_chunk);
+ * springs of one level share no vertex, so moving one ahead of earlier springs of higher
+ * levels only swaps operations on disjoint vertices and multipliers: the sweep's result is
+ * Gauss-Seidel's in spring order bit for bit, while the processor overlaps independent
+ * projections instead of waiting on a chain (the structural springs along a grid row each
+ * need the end their predecessor moved). Coloured: by colour (colour) */
+static void schedule(const ms_model *m, ms_xpbd_ws *w, int sweep) {
+  if (w->rev == m->rev && w->sweep == sweep) return;
   w->nrow = 0;
   for (int s = 0; s < m->ns; s++)
     if (active(m, s)) w->order[w->nrow++] = s;
-  memset(w->seen, 0, sizeof(int) * m->nv);
   int *out = (int *)w->row; /* scratch until rows() fills it */
-  for (int c0 = 0; c0 < w->nrow; c0 += MS_XPBD_CHUNK)
-    schedule_chunk(m, w, c0, c0 + MS_XPBD_CHUNK < w->nrow ? c0 + MS_XPBD_CHUNK : w->nrow, out);
+  w->ncolour = 0;
+  if (sweep == MS_SWEEP_COLOURED) {
+    colour(m, w, out);
+  } else {
+    memset(w->seen, 0, sizeof(int) * m->nv);
+    for (int c0 = 0; c0 < w->nrow; c0 += MS_XPBD_CHUNK)
+      schedule_chunk(m, w, c0, c0 + MS_XPBD_CHUNK < w->nrow ? c0 + MS_XPBD_CHUNK : w->nrow, out);
+  }
   w->rev = m->rev;
+  w->sweep = sweep;
 }
 
 /* the rows of the active springs in sweep order for substeps of hs */
-static void rows(const ms_model *m, ms_xpbd_ws *w, double hs, double beta) {
-  schedule(m, w);
+static void rows(const ms_model *m, ms_xpbd_ws *w, double hs, double beta, int sweep) {
+  schedule(m, w, sweep);
   for (int r = 0; r < w->nrow; r++) {
     int s = w->order[r], i = m->edge[2 * s], j = m->edge[2 * s + 1];
     double at = 1.0 / (m->k[s] * hs * hs), gamma = beta / (m->k[s] * hs);
@@ -152,14 +204,14 @@ static inline double row_dir(const xpbd_row *r, const double *x, double u[3]) {
   return len;
 }
 
-/* one Gauss-Seidel sweep over the rows, updating x and lambda; damped adds the rate term
+/* Gauss-Seidel over the rows [r0, r1), updating x and lambda; damped adds the rate term
  * gamma grad C (x - x^n) (a constant, so the undamped sweep compiles without it) */
-static inline void sweep_rows(const ms_xpbd_ws *w, const double *restrict imass, double *x,
-                              int damped) {
+static inline void sweep_rows(const ms_xpbd_ws *w, const double *restrict imass, double *x, int r0,
+                              int r1, int damped) {
   const xpbd_row *restrict row = w->row;
   const double *restrict x0 = w->x0, *restrict gamma = w->gamma;
   double *restrict lambda = w->lambda;
-  for (int r = 0; r < w->nrow; r++) {
+  for (int r = r0; r < r1; r++) {
     const xpbd_row *p = &row[r];
     int i = p->i, j = p->j;
     double u[3], c = row_dir(p, x, u) - p->rest, num = -c - p->at * lambda[r];
@@ -178,12 +230,32 @@ static inline void sweep_rows(const ms_xpbd_ws *w, const double *restrict imass,
   }
 }
 
-/* one sweep, with the rate term only where there is damping */
-static void sweep(const ms_model *m, const ms_xpbd_ws *w, double *x, double beta) {
-  if (beta > 0)
-    sweep_rows(w, m->imass, x, 1);
+/* what the blocks of one colour share */
+typedef struct {
+  const ms_model *m;
+  const ms_xpbd_ws *w;
+  double *x;
+  int r0, damped; /* the colour's first row */
+} colour_pass;
+
+/* the rows [lo, hi) of a colour, counted from its first */
+static void colour_block(void *ctx, int lo, int hi) {
+  const colour_pass *p = ctx;
+  if (p->damped)
+    sweep_rows(p->w, p->m->imass, p->x, p->r0 + lo, p->r0 + hi, 1);
   else
-    sweep_rows(w, m->imass, x, 0);
+    sweep_rows(p->w, p->m->imass, p->x, p->r0 + lo, p->r0 + hi, 0);
+}
+
+/* one sweep, with the rate term only where there is damping; coloured, each colour's rows in
+ * parallel blocks */
+static void sweep(const ms_model *m, const ms_xpbd_ws *w, double *x, double beta) {
+  colour_pass p = {.m = m, .w = w, .x = x, .damped = beta > 0};
+  for (int c = 0; c < w->ncolour; c++) {
+    p.r0 = w->cstart[c];
+    ms_blocks(m, w->cstart[c + 1] - p.r0, MS_XPBD_BLOCK, colour_block, &p);
+  }
+  if (w->ncolour == 0) colour_block(&p, 0, w->nrow);
 }
 
 /* |C + alpha~ lambda| over the active springs [m] */
@@ -208,7 +280,7 @@ ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
   ms_xpbd_ws *w = d->xpbd;
   int nsub = o->substeps > 0 ? o->substeps : 1, iters = o->iterations > 0 ? o->iterations : 1;
   double hs = h / nsub;
-  rows(m, w, hs, o->xpbd_damping);
+  rows(m, w, hs, o->xpbd_damping, o->sweep);
   for (int sub = 0; sub < nsub; sub++) {
     int record_it = o->history && sub == nsub - 1;
     // predict from the substep's start (a view of d with x = x^n, vn = current velocity)

@@ -7,6 +7,7 @@
  * pass over the vertices. Fixed vertices keep xn = x and vn = 0.
  */
 #include <math.h>
+#include <stdatomic.h>
 
 #include "msim.h"
 
@@ -25,6 +26,8 @@ typedef struct {
                        (NULL: d->f holds the forces) */
   double decay;     /* kick-drift: exp(-damping h) */
   int first;        /* kick-drift: the step's first pass, which prepares xn and vn */
+  atomic_int *bad;  /* kick-drift: where the step's last pass reports the first diverged
+                       vertex (ms_check_vertices), or NULL */
 } step_pass;
 
 /* d->f = spring and contact forces at x [N] */
@@ -77,19 +80,25 @@ static void kick_drift_block(void *ctx, int lo, int hi) {
     kick_drift_range(p, lo, hi, 1, DRIFT_NEW);
   else
     kick_drift_range(p, lo, hi, p->first, p->drift);
+  if (p->bad) ms_check_vertices(p->d, lo, hi, p->bad);
 }
 
 /* the forces at x, then a kick of kick h and a drift (first: the step's first kick, which
  * prepares xn and vn). Without colliders the spring forces are summed inside the kick's pass
  * over the vertices (one pass instead of two; the gather reads x at neighbours in other
- * blocks, so x is never what the pass writes: d->x, or d->xn with no drift) */
-static void kick_drift(const ms_model *m, ms_data *d, const double *x, double h, double kick,
-                       drift_kind drift, int first) {
+ * blocks, so x is never what the pass writes: d->x, or d->xn with no drift), and the step's
+ * last pass (last) also checks the state while it is in cache: MS_EDIVERGED at the first
+ * diverged vertex, info->checked set. With colliders, contact friction comes after the pass
+ * and the step checks the state itself */
+static ms_status kick_drift(const ms_model *m, ms_data *d, const double *x, double h, double kick,
+                            drift_kind drift, int first, int last, ms_info *info) {
   int fused = m->nplane + m->nsphere == 0;
   if (fused)
     ms_spring_coefs(m, x, d->fc, NULL, 0.0, NULL, d->eblk);
   else
     forces(m, d, x);
+  atomic_int bad;
+  atomic_init(&bad, m->nv);
   step_pass p = {.m = m,
                  .d = d,
                  .h = h,
@@ -97,22 +106,26 @@ static void kick_drift(const ms_model *m, ms_data *d, const double *x, double h,
                  .drift = drift,
                  .at = fused ? x : NULL,
                  .decay = exp(-m->damping * h),
-                 .first = first};
+                 .first = first,
+                 .bad = fused && last ? &bad : NULL};
   ms_blocks(m, m->nv, MS_VBLOCK, kick_drift_block, &p);
+  if (!p.bad) return MS_OK;
+  int first_bad = atomic_load(&bad);
+  info->checked = 1;
+  info->vertex = first_bad < m->nv ? first_bad : -1;
+  return info->vertex >= 0 ? MS_EDIVERGED : MS_OK;
 }
 
 /* v(t+h) = v + h a(x); x(t+h) = x + h v(t) */
 ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                             ms_info *info) {
-  kick_drift(m, d, d->x, h, 1.0, DRIFT_OLD, 1);
-  return MS_OK;
+  return kick_drift(m, d, d->x, h, 1.0, DRIFT_OLD, 1, 1, info);
 }
 
 /* v(t+h) = v + h a(x); x(t+h) = x + h v(t+h) */
 ms_status ms_symplectic_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                               ms_info *info) {
-  kick_drift(m, d, d->x, h, 1.0, DRIFT_NEW, 1);
-  return MS_OK;
+  return kick_drift(m, d, d->x, h, 1.0, DRIFT_NEW, 1, 1, info);
 }
 
 /* rk4 stage s with the forces at its position xs = d->y in d->f and its velocity vs = d->s:
@@ -158,7 +171,6 @@ ms_status ms_rk4(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_in
 /* kick-drift-kick: v' = v + (h/2) a(x_t); x = x_t + h v'; v = v' + (h/2) a(x) */
 ms_status ms_velocity_verlet(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                              ms_info *info) {
-  kick_drift(m, d, d->x, h, 0.5, DRIFT_NEW, 1);
-  kick_drift(m, d, d->xn, h, 0.5, DRIFT_NONE, 0);
-  return MS_OK;
+  kick_drift(m, d, d->x, h, 0.5, DRIFT_NEW, 1, 0, info);
+  return kick_drift(m, d, d->xn, h, 0.5, DRIFT_NONE, 0, 1, info);
 }

@@ -235,6 +235,8 @@ typedef struct {
   int vertex;      /* MS_EDIVERGED, MS_ENOTPD: the vertex where it happened, else -1 */
   int axis;        /* MS_ENOTPD: the axis (0..2) of the failing row of a matrix of 3x3
                       blocks; -1 in a scalar (per-vertex) matrix or when no row is known */
+  int checked;     /* the method's last vertex pass put the fixed vertices back and checked
+                      the state (ms_check_vertices), so the step makes no pass of its own */
   double assemble; /* seconds in assembly (implicit methods) */
   double factor;   /* seconds in factorisation */
   double solve;    /* seconds in solves */
@@ -483,6 +485,7 @@ void ms_vbd_free(ms_vbd_ws *w);
 /* step.c: one step of any method; on failure the state is left as it was */
 double ms_clock(void);
 int ms_interrupted(ms_data *d);
+void ms_check_vertices(const ms_data *d, int lo, int hi, _Atomic int *bad);
 ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
                   ms_info *info);
 

@@ -58,9 +58,20 @@ MS_CLONES static int out_of_bounds(const ms_data *d, int lo, int hi) {
   return worst > limit;
 }
 
-/* fixed vertices back exactly where the user put them; then the first vertex whose next
- * position or velocity is non-finite or beyond MS_BOUND lowers p->bad (a minimum: the same
- * whichever block finds it first) */
+/* the first of the vertices [lo, hi) whose next position or velocity is non-finite or
+ * beyond MS_BOUND lowers *bad (a minimum: the same whichever block finds it first) */
+void ms_check_vertices(const ms_data *d, int lo, int hi, atomic_int *bad) {
+  if (!out_of_bounds(d, lo, hi)) return;
+  for (int i = lo; i < hi; i++)
+    if (out_of_bounds(d, i, i + 1)) {
+      int seen = atomic_load(bad);
+      while (i < seen && !atomic_compare_exchange_weak(bad, &seen, i)) {
+      }
+      return;
+    }
+}
+
+/* fixed vertices back exactly where the user put them, then ms_check_vertices */
 static void finish_block(void *ctx, int lo, int hi) {
   step_pass *p = ctx;
   const ms_model *m = p->m;
@@ -70,14 +81,7 @@ static void finish_block(void *ctx, int lo, int hi) {
       d->xn[3 * i + t] = d->x[3 * i + t];
       d->vn[3 * i + t] = 0.0;
     }
-  if (!out_of_bounds(d, lo, hi)) return;
-  for (int i = lo; i < hi; i++)
-    if (out_of_bounds(d, i, i + 1)) {
-      int seen = atomic_load(&p->bad);
-      while (i < seen && !atomic_compare_exchange_weak(&p->bad, &seen, i)) {
-      }
-      return;
-    }
+  ms_check_vertices(d, lo, hi, &p->bad);
 }
 
 /* monotonic wall clock [s] */
@@ -115,11 +119,13 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   if (method != MS_XPBD) ms_contact_friction(m, d, h); /* xpbd: positional friction */
 
   // reject a diverged state, otherwise swap it in and keep the old one as history
-  atomic_init(&p.bad, m->nv);
-  ms_blocks(m, m->nv, MS_VBLOCK, finish_block, &p);
-  int bad = atomic_load(&p.bad);
-  info->vertex = bad < m->nv ? bad : -1;
-  if (info->vertex >= 0) return MS_EDIVERGED;
+  if (!info->checked) {
+    atomic_init(&p.bad, m->nv);
+    ms_blocks(m, m->nv, MS_VBLOCK, finish_block, &p);
+    int bad = atomic_load(&p.bad);
+    info->vertex = bad < m->nv ? bad : -1;
+    if (info->vertex >= 0) return MS_EDIVERGED;
+  }
   double *x = d->x, *v = d->v;
   d->x = d->xn, d->v = d->vn;
   d->xn = d->xp, d->vn = d->vp;

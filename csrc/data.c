@@ -8,16 +8,17 @@
 ms_status ms_data_alloc(ms_data *d, const ms_model *m) {
   size_t n3 = 3 * (size_t)m->nv, ns = m->ns;
   memset(d, 0, sizeof(*d));
-  d->x = ms_alloc(n3, sizeof(double));
+  // positions: one double more, which ms_spring_gather_range may read (and ignore)
+  d->x = ms_alloc(n3 + 1, sizeof(double));
   d->v = ms_alloc(n3, sizeof(double));
-  d->xn = ms_alloc(n3, sizeof(double));
+  d->xn = ms_alloc(n3 + 1, sizeof(double));
   d->vn = ms_alloc(n3, sizeof(double));
   d->f = ms_alloc(n3, sizeof(double));
   d->y = ms_alloc(n3, sizeof(double));
   d->g = ms_alloc(n3, sizeof(double));
   d->s = ms_alloc(n3, sizeof(double));
   d->vb = ms_alloc(n3, sizeof(double));
-  d->xp = ms_alloc(n3, sizeof(double));
+  d->xp = ms_alloc(n3 + 1, sizeof(double));
   d->vp = ms_alloc(n3, sizeof(double));
   d->fext = ms_alloc(n3, sizeof(double));
   d->fc = ms_alloc(ns, sizeof(double));

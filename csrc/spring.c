@@ -125,10 +125,38 @@ MS_CLONES static void gather_block(void *ctx, int v0, int v1) {
     gather(p->m, p->x, v0, v1, p->c, p->out, NULL, NULL, 0);
 }
 
-/* ms_spring_gather's out for the vertices [v0, v1) only: a block of a caller's vertex pass */
+/* four doubles in one register: a vertex's x, y, z and a lane that is never used */
+typedef double xyz_ __attribute__((vector_size(32)));
+
+/* the 4 doubles from p on (the last one unused: p's array must extend one double past its
+ * last vertex) */
+static inline xyz_ load_xyz_(const double *p) {
+  xyz_ r;
+  memcpy(&r, p, sizeof(r));
+  return r;
+}
+
+/* ms_spring_gather's out for the vertices [v0, v1) only, for a block of a caller's vertex
+ * pass, on positions x readable one double past their end (ms_data's position arrays are).
+ * Each spring end is one vector subtraction, multiplication and addition on (x, y, z, -), and
+ * even and odd ends go to two sums added at the end: a single sum would wait on its
+ * addition's latency at every end. Per component that is another order of the same terms as
+ * ms_spring_gather's, the same for any thread count. */
 MS_CLONES void ms_spring_gather_range(const ms_model *m, const double *x, const double *c,
                                       double *out, int v0, int v1) {
-  gather(m, x, v0, v1, c, out, NULL, NULL, 0);
+  const int *restrict start = m->adj_start;
+  for (int v = v0; v < v1; v++) {
+    xyz_ a = load_xyz_(x + 3 * (size_t)v), even = {0, 0, 0, 0}, odd = {0, 0, 0, 0};
+    const unsigned *pair = (const unsigned *)m->adj + 2 * (size_t)start[v];
+    const unsigned *end = (const unsigned *)m->adj + 2 * (size_t)start[v + 1];
+    for (; pair + 2 < end; pair += 4) {
+      even += c[pair[1]] * (a - load_xyz_(x + 3 * (size_t)pair[0]));
+      odd += c[pair[3]] * (a - load_xyz_(x + 3 * (size_t)pair[2]));
+    }
+    if (pair < end) even += c[pair[1]] * (a - load_xyz_(x + 3 * (size_t)pair[0]));
+    xyz_ sum = even + odd;
+    for (int t = 0; t < 3; t++) out[3 * v + t] = sum[t];
+  }
 }
 
 /* out = sum over each vertex's springs of c_s (x_v - x_w), (nv,3); and out2 from c2 when given */

@@ -126,12 +126,12 @@ MS_CLONES static void gather_block(void *ctx, int v0, int v1) {
 }
 
 /* four doubles in one register: a vertex's x, y, z and a lane that is never used */
-typedef double xyz_ __attribute__((vector_size(32)));
+typedef double xyzw __attribute__((vector_size(32)));
 
 /* the 4 doubles from p on (the last one unused: p's array must extend one double past its
  * last vertex) */
-static inline xyz_ load_xyz_(const double *p) {
-  xyz_ r;
+static inline xyzw load_xyzw(const double *p) {
+  xyzw r;
   memcpy(&r, p, sizeof(r));
   return r;
 }
@@ -146,15 +146,15 @@ MS_CLONES void ms_spring_gather_range(const ms_model *m, const double *x, const 
                                       double *out, int v0, int v1) {
   const int *restrict start = m->adj_start;
   for (int v = v0; v < v1; v++) {
-    xyz_ a = load_xyz_(x + 3 * (size_t)v), even = {0, 0, 0, 0}, odd = {0, 0, 0, 0};
+    xyzw a = load_xyzw(x + 3 * (size_t)v), even = {0, 0, 0, 0}, odd = {0, 0, 0, 0};
     const unsigned *pair = (const unsigned *)m->adj + 2 * (size_t)start[v];
     const unsigned *end = (const unsigned *)m->adj + 2 * (size_t)start[v + 1];
     for (; pair + 2 < end; pair += 4) {
-      even += c[pair[1]] * (a - load_xyz_(x + 3 * (size_t)pair[0]));
-      odd += c[pair[3]] * (a - load_xyz_(x + 3 * (size_t)pair[2]));
+      even += c[pair[1]] * (a - load_xyzw(x + 3 * (size_t)pair[0]));
+      odd += c[pair[3]] * (a - load_xyzw(x + 3 * (size_t)pair[2]));
     }
-    if (pair < end) even += c[pair[1]] * (a - load_xyz_(x + 3 * (size_t)pair[0]));
-    xyz_ sum = even + odd;
+    if (pair < end) even += c[pair[1]] * (a - load_xyzw(x + 3 * (size_t)pair[0]));
+    xyzw sum = even + odd;
     for (int t = 0; t < 3; t++) out[3 * v + t] = sum[t];
   }
 }

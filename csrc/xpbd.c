@@ -235,7 +235,8 @@ typedef struct {
   const ms_model *m;
   const ms_xpbd_ws *w;
   double *x;
-  int r0, damped; /* the colour's first row */
+  int r0;     /* the colour's first row */
+  int damped; /* with the rate term */
 } colour_pass;
 
 /* the rows [lo, hi) of a colour, counted from its first */

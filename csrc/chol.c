@@ -254,10 +254,10 @@ static ms_status scalar_pattern(ms_chol *ch) {
 
 /* fill-reducing order of the b * nb unknowns for a factor refactorised every iteration:
  * nested dissection (CHOLMOD's NESDIS, on METIS) of the vertex graph, each vertex's b
- * unknowns kept together. On the 200x200 Newton matrix it needs 4.0 GFlop to factorise
- * against minimum degree's 4.9, and ordering the graph of vertices instead of unknowns
- * takes a ninth of the work. NULL with MS_OK when the CHOLMOD build has no METIS: then
- * CHOLMOD's default ordering serves. */
+ * unknowns kept together (the vertex graph has a ninth of the unknowns' entries to order).
+ * On the 200x200 Newton matrix it needs 4.0 GFlop to factorise against minimum degree's 4.9.
+ * NULL with MS_OK when the CHOLMOD build has no METIS: then CHOLMOD's default ordering
+ * serves. */
 static ms_status vertex_order(ms_chol *ch, int **out) {
   int nb = ch->nb, b = ch->b;
   cholmod_sparse G = {.nrow = nb,

@@ -36,9 +36,15 @@ static void forces(const ms_model *m, ms_data *d, const double *x) {
   ms_contact_forces(m, x, d->f);
 }
 
+/* M^-1 f + (g + M^-1 f_ext) from the values: inverse mass im, force f, gravity g and
+ * external force fext [m/s^2] */
+static inline double accel_of(double im, double f, double g, double fext) {
+  return im * f + ms_accel_of(g, im, fext);
+}
+
 /* acceleration of free vertex i along t, d->f holding the forces [m/s^2] */
 static double accel(const ms_model *m, const ms_data *d, int i, int t) {
-  return m->imass[i] * d->f[3 * i + t] + ms_accel(m, d, i, t);
+  return accel_of(m->imass[i], d->f[3 * i + t], m->gravity[t], d->fext[3 * i + t]);
 }
 
 /* kick vn += kick h a, a = M^-1 f + g + M^-1 f_ext with f the spring and contact forces in
@@ -61,8 +67,7 @@ static inline void kick_drift_range(const step_pass *p, int lo, int hi, int firs
     for (int t = 0; t < 3; t++) {
       int k = 3 * i + t;
       double v0 = first ? decay * v[k] : vn[k], x0 = first ? x[k] : xn[k];
-      // accel(): M^-1 f + (g + M^-1 f_ext), in that order
-      double v1 = v0 + hk * (imass[i] * f[k] + (g[t] + imass[i] * fext[k]));
+      double v1 = v0 + hk * accel_of(imass[i], f[k], g[t], fext[k]);
       double x1 = drift == DRIFT_NONE ? x0 : x0 + h * (drift == DRIFT_NEW ? v1 : v0);
       vn[k] = fixed[i] ? 0.0 : v1;
       xn[k] = fixed[i] ? x[k] : x1;

@@ -374,10 +374,16 @@ void ms_contact_nearest(const ms_model *m, const double *p, double out[3]);
 void ms_contact_project(const ms_model *m, const double *ref, double *x, double mu);
 void ms_contact_friction(const ms_model *m, ms_data *d, double h);
 
+/* g + f_ext / m from the values: gravity g, inverse mass im and external force fext, for a
+ * loop that holds them in locals [m/s^2] */
+static inline double ms_accel_of(double g, double im, double fext) {
+  return g + im * fext;
+}
+
 /* acceleration of vertex i along axis t from gravity and its external force [m/s^2]; the
  * external force moves free vertices only (imass is 0 on fixed ones) */
 static inline double ms_accel(const ms_model *m, const ms_data *d, int i, int t) {
-  return m->gravity[t] + m->imass[i] * d->fext[3 * i + t];
+  return ms_accel_of(m->gravity[t], m->imass[i], d->fext[3 * i + t]);
 }
 
 /* potential.c: an implicit scheme's step as the minimisation of g with step hs and target y:

@@ -244,3 +244,22 @@ def test_the_core_prints_nothing(capfd):
         sim.step(1e-3, method="fms")
     out, err = capfd.readouterr()
     assert out == "" and err == ""
+
+
+@pytest.mark.parametrize("method", ["explicit_euler", "symplectic_euler", "velocity_verlet"])
+def test_the_first_diverged_vertex_is_reported_by_either_check(method):
+    # vertex 5 sits 2e10 m out: it is past the bound (1e10 m), and its free spring neighbours
+    # gain |v| ~ h k |x_5| / m ~ 7e12 m/s, so the first diverged vertex is the lowest of 5 and
+    # those neighbours. Without colliders the kick's last pass checks the state; with a sphere
+    # (far from the cloth) contact friction comes after the kick and the step checks it
+    for sphere in (np.zeros((0, 4)), [[0.0, -100.0, 0.0, 1.0]]):
+        sim = cloth(4)
+        sim.spheres = sphere
+        far = sim.positions
+        far[5] = [2e10, 0, 0]
+        sim.positions = far
+        ends = sim.edges[np.any(sim.edges == 5, axis=1)].ravel()
+        expected = min(set(ends.tolist()) - set(sim.fixed.tolist()))
+        with pytest.raises(msim.DivergenceError) as err:
+            sim.step(1 / 30, method=method)
+        assert err.value.vertex == expected

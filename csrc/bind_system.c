@@ -296,17 +296,25 @@ static PyObject *System_set_state(SystemObject *self, PyObject *args, PyObject *
   Py_RETURN_NONE;
 }
 
-/* _history() -> (previous_positions, previous_velocities, previous_dt), or None when there is
- * no previous state (bdf2's history) */
-static PyObject *System_history(SystemObject *self, PyObject *unused) {
+/* _state() -> the state as get_state() returns it, read under one lock so that no step of
+ * another thread lands between its parts: positions, velocities, external_forces, time, steps,
+ * and the state one step back (bdf2's history), previous_positions and previous_velocities
+ * ((n,3), or None with previous_dt 0 when there is none) */
+static PyObject *System_state(SystemObject *self, PyObject *unused) {
   if (check_ready(self) || sys_lock(self)) return NULL;
-  PyObject *out = Py_None;
-  if (self->d.hp > 0)
-    out = Py_BuildValue("NNd", array_copy(self->d.xp, self->m.nv, 3),
-                        array_copy(self->d.vp, self->m.nv, 3), self->d.hp);
-  else
-    Py_INCREF(out);
+  int nv = self->m.nv, history = self->d.hp > 0;
+  PyObject *xp = history ? array_copy(self->d.xp, nv, 3) : Py_NewRef(Py_None);
+  PyObject *vp = history ? array_copy(self->d.vp, nv, 3) : Py_NewRef(Py_None);
+  PyObject *out =
+      xp && vp ? Py_BuildValue("{sNsNsNsdsLsOsOsd}", "positions", array_copy(self->d.x, nv, 3),
+                               "velocities", array_copy(self->d.v, nv, 3), "external_forces",
+                               array_copy(self->d.fext, nv, 3), "time", self->d.time, "steps",
+                               (long long)self->d.nstep, "previous_positions", xp,
+                               "previous_velocities", vp, "previous_dt", self->d.hp)
+               : NULL;
   sys_unlock(self);
+  Py_XDECREF(xp);
+  Py_XDECREF(vp);
   return out;
 }
 
@@ -326,8 +334,8 @@ static PyMethodDef System_methods[] = {
      "external forces have no potential in it (their work changes the total)"},
     {"forces", (PyCFunction)System_forces, METH_NOARGS,
      "forces() -> (n,3) spring, gravity and external force on every vertex [N]"},
-    {"_history", (PyCFunction)System_history, METH_NOARGS,
-     "_history() -> (previous_positions, previous_velocities, previous_dt) or None; use "
+    {"_state", (PyCFunction)System_state, METH_NOARGS,
+     "_state() -> dict of the state, read at once (no step lands between its parts); use "
      "System.get_state"},
     {"_set_state", (PyCFunction)(void (*)(void))System_set_state, METH_VARARGS | METH_KEYWORDS,
      "_set_state(positions, velocities, time=0.0, steps=0, external_forces=None, "

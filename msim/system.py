@@ -216,13 +216,9 @@ class System(_core.System):
         """The changing state: positions, velocities and external forces (copies), time and
         step count, and the state one step back that bdf2 builds its step from:
         previous_positions and previous_velocities ((n,3) copies) reached by a step of
-        previous_dt seconds, or None (and previous_dt 0.0) when there is none."""
-        history = self._history()
-        previous = history or (None, None, 0.0)
-        return {"positions": self.positions, "velocities": self.velocities,
-                "external_forces": self.external_forces, "time": self.time, "steps": self.steps,
-                "previous_positions": previous[0], "previous_velocities": previous[1],
-                "previous_dt": previous[2]}
+        previous_dt seconds, or None (and previous_dt 0.0) when there is none. All of it is read at
+        once: a step another thread takes lands before or after it, never between its parts."""
+        return self._state()
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore a state from `get_state`; all of it is checked before any is written. A state

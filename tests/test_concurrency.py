@@ -220,3 +220,42 @@ def test_sweep_on_a_dask_local_cluster_equals_serial_runs():
         rows = msim.sweep(one_implicit_step, grid, executor=client.get_executor())
     assert [r["k"] for r in rows] == grid["k"]
     assert [r["result"] for r in rows] == [one_implicit_step(k) for k in grid["k"]]
+
+
+def test_snapshots_taken_while_another_thread_steps_are_states_that_existed():
+    # one thread takes bdf2 steps; another takes get_state(), copy() and pickle snapshots of
+    # the same System. Each snapshot must be the state after exactly `steps` steps: positions,
+    # velocities and the history one step back from the same step (bdf2 builds its step from
+    # both), as a serial run records them bit for bit
+    import pickle
+
+    dt, steps = 1 / 60, 120
+    serial = cloth(12, seed=5)
+    states = [serial.get_state()]
+    for _ in range(steps):
+        serial.step(dt, "bdf2")
+        states.append(serial.get_state())
+    sim = cloth(12, seed=5)
+    done = threading.Event()
+
+    def stepper():
+        for _ in range(steps):
+            sim.step(dt, "bdf2")
+        done.set()
+
+    takes = [lambda: sim.get_state(), lambda: sim.copy().get_state(),
+             lambda: pickle.loads(pickle.dumps(sim)).get_state()]
+    thread = threading.Thread(target=stepper)
+    thread.start()
+    seen = 0
+    while not done.is_set() or seen < 30:
+        snapshot = takes[seen % 3]()
+        expected = states[snapshot["steps"]]
+        for key, value in expected.items():
+            if isinstance(value, np.ndarray):
+                np.testing.assert_array_equal(snapshot[key], value, err_msg=f"{key} at step "
+                                              f"{snapshot['steps']} (snapshot {seen})")
+            else:
+                assert snapshot[key] == value, key
+        seen += 1
+    thread.join()

@@ -1,15 +1,13 @@
-/* contact.c: planes and spheres, handled in each method's natural way
+/* contact.c: planes and spheres, as a penalty energy and as a projection
  *
  * A vertex penetrates a plane (unit normal n, offset c) by phi = c - n.x, and a sphere
  * (centre c, radius r) by phi = s r - |x - c| with the contact radius factor s (~ 1.1);
- * phi > 0 means inside, and n is the outward contact normal. Penalty methods add the energy
- * kc/2 phi^2 per contact (force kc phi n, Hessian kc n n^T: the negative lateral part of a
- * sphere's Hessian is dropped to keep it positive semidefinite) and lose tangential speed by a
- * post-step Coulomb rule. FMS minimises the same penalty energy inside its local-global
- * iterations (ms_contact_path, ms_contact_nearest) and then projects; XPBD projects inside its
- * iterations. The projection tests each vertex's path from the step's start, moves it onto the
- * surface where the path entered a collider, and (XPBD) applies position-based Coulomb
- * friction to the tangential travel (Macklin et al. 2014).
+ * phi > 0 means inside, and n is the outward contact normal. Every method but XPBD adds the
+ * energy kc/2 phi^2 per contact (force kc phi n, Hessian kc n n^T: the negative lateral part
+ * of a sphere's Hessian is dropped to keep it positive semidefinite); FMS writes it in
+ * local-global form (ms_contact_path, ms_contact_nearest). XPBD projects inside its
+ * iterations: the projection tests each vertex's path from the step's start and moves it onto
+ * the surface where the path entered a collider. Friction is friction.c's.
  */
 #include <math.h>
 
@@ -118,18 +116,6 @@ static int sphere_path(const ms_model *m, int k, const double *a, const double *
   return 1;
 }
 
-/* positional Coulomb friction (Macklin, Mueller, Chentanez and Kim 2014, eq. 24): the
- * tangential part dt of the step's displacement x - a is cancelled when |dt| < mu dn (static)
- * and shortened by mu dn otherwise (kinetic), dn being the normal correction the contact made */
-static void friction(double mu, const double *a, double *x, const double *n, double dn) {
-  double e[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]}, en = ms_dot(3, e, n);
-  double dt[3] = {e[0] - en * n[0], e[1] - en * n[1], e[2] - en * n[2]};
-  double len = sqrt(ms_dot(3, dt, dt)), bound = mu * dn;
-  if (!(len > 0) || !(bound > 0)) return;
-  double lose = len <= bound ? 1.0 : bound / len;
-  for (int t = 0; t < 3; t++) x[t] -= lose * dt[t];
-}
-
 /* 1 when collider k stops the path from a to p: p inside it, or the path through a sphere;
  * n its contact normal */
 static int stops(const ms_model *m, int k, const double *a, const double *p, double n[3]) {
@@ -156,51 +142,30 @@ void ms_contact_nearest(const ms_model *m, const double *p, double out[3]) {
   }
 }
 
-/* contact of the projection methods: a free vertex whose path from ref (the step's start) to
- * x enters a collider is moved along the contact normal onto the surface (plane: its normal;
- * sphere: see sphere_path), then loses tangential travel by positional friction with
- * coefficient mu. Pushing along the normal where the path entered, rather than to the nearest
- * surface point, keeps a vertex that went deep into a sphere, or through it, on the side it
- * came from. A friction move that ends a hair inside the curved surface is pushed out along
- * the normal again. */
-void ms_contact_project(const ms_model *m, const double *ref, double *x, double mu) {
-  double n[3], q[3];
+/* the normal force [N] of the penalty on a free vertex at p, |kc sum phi n| over the
+ * colliders it penetrates, with its direction into n (unit); 0 out of contact */
+double ms_contact_normal(const ms_model *m, const double *p, double n[3]) {
+  double f[3] = {0, 0, 0};
+  ms_contact_point(m, p, f);
+  double len = sqrt(ms_dot(3, f, f));
+  for (int t = 0; t < 3; t++) n[t] = len > 0 ? f[t] / len : 0.0;
+  return len;
+}
+
+/* XPBD's contact: a free vertex whose path from ref (the step's start) to x enters a collider
+ * is moved along the contact normal onto the surface (plane: its normal; sphere: see
+ * sphere_path); the distance moved is added to depth[i] (the substep's accumulated normal
+ * correction) and the outward surface normal where it ends goes to normal[i]. Pushing along
+ * the normal where the path entered, rather than to the nearest surface point, keeps a vertex
+ * that went deep into a sphere, or through it, on the side it came from. */
+void ms_contact_project(const ms_model *m, const double *ref, double *x, double *depth,
+                        double *normal) {
+  double n[3];
   for (int i = 0; i < m->nv; i++)
     for (int k = 0; k < ncollider(m) && !m->fixed[i]; k++) {
       double *p = x + 3 * i;
-      const double *a = ref + 3 * i;
-      if (!stops(m, k, a, p, n)) continue;
-      friction(mu, a, p, n, push_out(m, k, p, n));
-      if (penetration(m, k, p, q) > 0) push_out(m, k, p, n);
-    }
-}
-
-/* Coulomb friction after the penalty methods: a free vertex touching a collider at the end of
- * the step (phi > -MS_CONTACT_SKIN) loses tangential speed up to mu times the normal speed the
- * step took away from it, dv_n = max(0, (v_new - v_pred).n), where the velocity before springs
- * and contact is v_pred = v0 + hv (g + f_ext / m) (d->kick: v0 = exp(-damping h) v, hv = h
- * but in BDF2). Positions follow as the method moves them with v (x_new -= hx dv_t). */
-void ms_contact_friction(const ms_model *m, ms_data *d, double h) {
-  double n[3], decay = exp(-m->damping * h);
-  const ms_kick *kick = &d->kick;
-  if (m->mu <= 0) return;
-  for (int i = 0; i < m->nv; i++)
-    for (int k = 0; k < ncollider(m) && !m->fixed[i]; k++) {
-      double *x = d->xn + 3 * i, *v = d->vn + 3 * i;
-      if (penetration(m, k, x, n) <= -MS_CONTACT_SKIN) continue;
-      double dvn = 0, vn = 0;
-      for (int t = 0; t < 3; t++) {
-        double v0 = kick->v0 ? kick->v0[3 * i + t] : decay * d->v[3 * i + t];
-        dvn += (v[t] - v0 - kick->hv * ms_accel(m, d, i, t)) * n[t];
-        vn += v[t] * n[t];
-      }
-      double vt[3] = {v[0] - vn * n[0], v[1] - vn * n[1], v[2] - vn * n[2]};
-      double speed = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
-      if (dvn <= 0 || speed == 0) continue;
-      double lose = fmin(1.0, m->mu * dvn / speed);
-      for (int t = 0; t < 3; t++) {
-        x[t] -= kick->hx * lose * vt[t];
-        v[t] -= lose * vt[t];
-      }
+      if (!stops(m, k, ref + 3 * i, p, n)) continue;
+      depth[i] += push_out(m, k, p, n);
+      penetration(m, k, p, normal + 3 * i);
     }
 }

@@ -25,8 +25,10 @@ ms_status ms_data_alloc(ms_data *d, const ms_model *m) {
   d->rc = ms_alloc(ns, sizeof(double));
   d->es = ms_alloc(ns, sizeof(double));
   d->eblk = ms_alloc(ms_spring_blocks(m->ns) + 1, sizeof(double));
+  d->fr.w = ms_alloc(m->nv, sizeof(double));
+  d->fr.n = ms_alloc(n3, sizeof(double));
   if (!d->x || !d->v || !d->xn || !d->vn || !d->f || !d->y || !d->g || !d->s || !d->vb || !d->xp ||
-      !d->vp || !d->fext || !d->fc || !d->rc || !d->es || !d->eblk ||
+      !d->vp || !d->fext || !d->fc || !d->rc || !d->es || !d->eblk || !d->fr.w || !d->fr.n ||
       ms_data_reserve(d, 16) != MS_OK) {
     ms_data_free(d);
     return MS_ENOMEM;
@@ -51,6 +53,8 @@ void ms_data_free(ms_data *d) {
   free(d->rc);
   free(d->es);
   free(d->eblk);
+  free(d->fr.w);
+  free(d->fr.n);
   free(d->hres);
   free(d->hobj);
   ms_implicit_free(d->implicit);

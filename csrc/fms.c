@@ -12,9 +12,12 @@
  * increases. A spring from unknown i to an eliminated fixed vertex j adds h^2 k_s to i's
  * diagonal and h^2 k_s (x_j + d_s) to i's right-hand side. Penalty pinning (the course
  * report's variant) keeps fixed vertices as unknowns and adds pin_weight/2 |x_i - x_i^0|^2 to
- * g; ms_step still puts them back exactly afterwards. Iterations start from y, x_t or
- * x_t + h v (ms_start; Liu's published code starts from x_t + h v). The factor is rebuilt
- * only when h, the model revision or the pinning changed.
+ * g; ms_step still puts them back exactly afterwards. Contact is the same penalty energy as
+ * every implicit method's and friction the same lagged potential (contact_set), so FMS
+ * minimises the g the other solvers do. Iterations start from y, x_t or x_t + h v (ms_start;
+ * Liu's published code starts from x_t + h v; by default the lowest g of those, y with its
+ * contact vertices settled first, potential.c). The factor is rebuilt only when h, the model
+ * revision, the pinning or the contact set changed.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -31,7 +34,8 @@ struct ms_fms_ws {
   int64_t nfact;     /* numeric factorisations so far */
   int nv;
   int *all;        /* (nv) identity dof map: every vertex an unknown (penalty pinning) */
-  char *touch;     /* (nv) 1 where the contact penalty h^2 kc is in the factor */
+  char *touch;     /* (nv) 1 where the factor holds the contact penalty's h^2 kc */
+  double *kf;      /* (nv) friction stiffness the factor holds, times h^2 there [N/m] */
   double *rhs;     /* (n,3) column-major right-hand sides, then the solution */
   double *base;    /* (n,3) column-major: the right-hand sides' part fixed within a step */
   double *xa, *xb; /* (nv,3) chebyshev: x^(k-1), G(x^k); anderson: G(x^(k-1)), f^(k-1) */
@@ -63,6 +67,7 @@ void ms_fms_free(ms_fms_ws *w) {
   ms_chol_free(w->ch);
   free(w->all);
   free(w->touch);
+  free(w->kf);
   free(w->rhs);
   free(w->base);
   free(w->xa);
@@ -87,12 +92,13 @@ static ms_fms_ws *workspace_new(const ms_model *m) {
   w->nv = m->nv;
   w->all = ms_alloc(m->nv, sizeof(int));
   w->touch = ms_alloc(m->nv, 1);
+  w->kf = ms_alloc(m->nv, sizeof(double));
   w->rhs = ms_alloc(n3, sizeof(double));
   w->base = ms_alloc(n3, sizeof(double));
   w->xa = ms_alloc(n3, sizeof(double));
   w->xb = ms_alloc(n3, sizeof(double));
   w->xc = ms_alloc(n3, sizeof(double));
-  if (!w->all || !w->touch || !w->rhs || !w->base || !w->xa || !w->xb || !w->xc) {
+  if (!w->all || !w->touch || !w->kf || !w->rhs || !w->base || !w->xa || !w->xb || !w->xc) {
     ms_fms_free(w);
     return NULL;
   }
@@ -132,7 +138,7 @@ static ms_status refactor(fms_ctx *c, ms_info *info) {
   double h2 = c->h * c->h, pinned = h2 * c->o->pin_weight;
   ms_chol_zero(w->ch);
   for (int v = 0; v < m->nv; v++) {
-    double blk = m->mass[v] + (m->fixed[v] ? pinned : 0.0) + (w->touch[v] ? h2 * m->kc : 0.0);
+    double blk = m->mass[v] + (m->fixed[v] ? pinned : 0.0) + h2 * (w->touch[v] * m->kc + w->kf[v]);
     ms_chol_add_vertex(w->ch, &c->unk, v, &blk);
   }
   for (int s = 0; s < m->ns; s++) {
@@ -170,14 +176,42 @@ static ms_status factor(fms_ctx *c, ms_info *info) {
 /* contact in the local-global form: kc/2 phi^2 = min over points q outside the colliders of
  * kc/2 |x - q|^2, so a vertex in contact adds h^2 kc to its diagonal and h^2 kc q (q its
  * nearest outside point, local step) to its right-hand side. The vertices whose step from x to
- * the target y touches a collider carry it; the factor is rebuilt when that set changed */
+ * the target y touches a collider carry it. Friction's potential D_i (friction.c) has a
+ * Hessian of at most its stick stiffness c_i, so D_i(x) <= D_i(x^k) - f_i.(x - x^k) +
+ * c_i/2 |x - x^k|^2 (f_i its force at the iterate x^k), a majorant of the same form with
+ * target x^k + f_i / c_i: a vertex with friction carries h^2 c_i and h^2 (c_i x^k + f_i). Each
+ * global step minimises a bound of g that touches it at x^k, so g still never increases. The
+ * factor is rebuilt when the contact set changed or a vertex needs a stiffer friction bound
+ * than it holds; one held above twice what is needed (a bound that slows the iterations) is
+ * rebuilt too, with a quarter more than needed where that is more than kc, so that a normal
+ * force that creeps does not rebuild it every step (c_i is kc on large steps, friction.c) */
 static void contact_set(fms_ctx *c) {
   const ms_model *m = c->m;
-  const double *x = c->d->x, *y = c->d->y;
+  const ms_data *d = c->d;
+  const double *x = d->x, *y = d->y;
   for (int v = 0; v < m->nv; v++) {
     char t = !m->fixed[v] && m->kc > 0 && ms_contact_path(m, x + 3 * v, y + 3 * v);
+    double need = t ? ms_friction_stiffness(m, d, v) : 0.0, *kf = c->w->kf + v;
     if (t != c->w->touch[v]) c->w->touch[v] = t, c->w->rev = 0;
+    if (need > *kf || need < 0.5 * *kf) *kf = need > m->kc ? 1.25 * need : need, c->w->rev = 0;
   }
+}
+
+/* vertices the iterations carried into a collider though their step's path missed it join the
+ * contact set (their penalty is in g, so the global step must bound it too); the factor is
+ * made current for the grown set and the next local step made afresh. Returns 1 when it grew */
+static int contact_grow(fms_ctx *c) {
+  const ms_model *m = c->m;
+  const ms_data *d = c->d;
+  int grew = 0;
+  for (int v = 0; v < m->nv; v++) {
+    if (m->fixed[v] || c->w->touch[v] || !(ms_contact_point(m, d->xn + 3 * v, NULL) > 0)) continue;
+    c->w->touch[v] = 1;
+    c->w->kf[v] = fmax(c->w->kf[v], ms_friction_stiffness(m, d, v));
+    grew = 1;
+  }
+  if (grew) c->w->rev = 0, c->rhs_ready = 0;
+  return grew;
 }
 
 /* set up the context of one step once d->y holds its target: workspace, unknowns, contact set
@@ -233,8 +267,9 @@ static void rhs_base(const fms_ctx *c) {
 }
 
 /* local step at x into the right-hand sides: base + h^2 J d, where spring s's projection
- * d_s = r_s (x_i - x_j)/|x_i - x_j| enters as h^2 k_s r_s/l_s (x_i - x_j); with force, the
- * same passes also put the spring forces at x there and return the spring energy [J] */
+ * d_s = r_s (x_i - x_j)/|x_i - x_j| enters as h^2 k_s r_s/l_s (x_i - x_j), and the contact
+ * and friction targets (contact_set); with force, the same passes also put the spring forces
+ * at x there and return the spring energy [J] */
 static double local_step(const fms_ctx *c, const double *x, double *force) {
   const ms_model *m = c->m;
   ms_data *d = c->d;
@@ -244,10 +279,12 @@ static double local_step(const fms_ctx *c, const double *x, double *force) {
   ms_spring_gather(m, x, d->rc, sum, force ? d->fc : NULL, force);
   for (int v = 0; v < m->nv; v++) {
     int I = dof[v];
-    double q[3] = {0, 0, 0}, h2kc = c->w->touch[v] ? c->h * c->h * m->kc : 0.0;
-    if (h2kc > 0) ms_contact_nearest(m, x + 3 * v, q);
+    double q[3] = {0, 0, 0}, f[3] = {0, 0, 0}, h2 = c->h * c->h, kf = c->w->kf[v];
+    if (c->w->touch[v]) ms_contact_nearest(m, x + 3 * v, q);
+    if (kf > 0) ms_friction_vertex(m, d, x + 3 * v, v, f, NULL);
     for (int t = 0; t < 3 && I >= 0; t++)
-      rhs[t * n + I] = c->w->base[t * n + I] + sum[3 * v + t] + h2kc * q[t];
+      rhs[t * n + I] = c->w->base[t * n + I] + sum[3 * v + t] +
+                       h2 * (c->w->touch[v] * m->kc * q[t] + kf * x[3 * v + t] + f[t]);
   }
   return e;
 }
@@ -291,35 +328,6 @@ static ms_status chebyshev_next(fms_ctx *c, int k) {
   return MS_OK;
 }
 
-/* solve the c x c system (a + eps I) z = b by dense Cholesky, a row-major and destroyed,
- * z into b; eps = 1e-10 max diag regularises near-dependent columns. 0 when it fails */
-static int small_solve(double *a, double *b, int c) {
-  double top = 0;
-  for (int i = 0; i < c; i++) top = fmax(top, a[i * c + i]);
-  if (!(top > 0) || !isfinite(top)) return 0;
-  for (int i = 0; i < c; i++) a[i * c + i] += 1e-10 * top;
-  for (int j = 0; j < c; j++) {
-    double p = a[j * c + j];
-    for (int q = 0; q < j; q++) p -= a[j * c + q] * a[j * c + q];
-    if (!(p > 0)) return 0;
-    a[j * c + j] = sqrt(p);
-    for (int i = j + 1; i < c; i++) {
-      double s = a[i * c + j];
-      for (int q = 0; q < j; q++) s -= a[i * c + q] * a[j * c + q];
-      a[i * c + j] = s / a[j * c + j];
-    }
-  }
-  for (int i = 0; i < c; i++) {
-    for (int q = 0; q < i; q++) b[i] -= a[i * c + q] * b[q];
-    b[i] /= a[i * c + i];
-  }
-  for (int i = c - 1; i >= 0; i--) {
-    for (int q = i + 1; q < c; q++) b[i] -= a[q * c + i] * b[q];
-    b[i] /= a[i * c + i];
-  }
-  return 1;
-}
-
 /* store the differences of G(x^k) = g and f^k = g - x^k against the previous pair in the
  * next history slot and refresh that slot's row of df^T df; xa, xb become g, f^k */
 static void anderson_push(ms_fms_ws *w, const double *x, const double *g, int n3, int first) {
@@ -351,7 +359,7 @@ static int anderson_mix(ms_fms_ws *w, double *x, const double *g, int n3) {
     for (int q = 0; q < c; q++) a[i * c + q] = w->gram[i * m + q];
     b[i] = ms_dot(n3, w->df + (size_t)i * n3, w->xb);
   }
-  if (!small_solve(a, b, c)) return 0;
+  if (!ms_spd_solve(a, b, c)) return 0;
   memcpy(x, g, sizeof(double) * n3);
   for (int q = 0; q < c; q++) {
     const double *dg = w->dg + (size_t)q * n3;
@@ -370,17 +378,17 @@ static ms_status anderson_next(fms_ctx *c, int k) {
   if (k == 1) {
     w->window = c->o->window;
     w->cols = w->next = 0;
-    w->accepted = ms_objective(c->m, x, c->d->y, c->h);
+    w->accepted = ms_objective(c->m, c->d, x, c->d->y, c->h);
   }
   memcpy(g, x, sizeof(double) * n3);
   ms_status st = iterate(c, x, g);
   if (st != MS_OK) return st;
   anderson_push(w, x, g, n3, k == 1);
   double e = INFINITY;
-  if (w->cols && anderson_mix(w, x, g, n3)) e = ms_objective(c->m, x, c->d->y, c->h);
+  if (w->cols && anderson_mix(w, x, g, n3)) e = ms_objective(c->m, c->d, x, c->d->y, c->h);
   if (!(e <= w->accepted)) {
     memcpy(x, g, sizeof(double) * n3);
-    e = ms_objective(c->m, x, c->d->y, c->h);
+    e = ms_objective(c->m, c->d, x, c->d->y, c->h);
   }
   w->accepted = e;
   return MS_OK;
@@ -395,7 +403,7 @@ static double record(fms_ctx *c, const ms_opt *o, int k) {
   ms_data *d = c->d;
   double spring = local_step(c, d->xn, d->g);
   c->rhs_ready = 1;
-  double obj, res = ms_objective_finish(c->m, d->xn, d->y, c->h, d->g, spring, &obj);
+  double obj, res = ms_objective_finish(c->m, d, d->xn, d->y, c->h, d->g, spring, &obj);
   ms_hist(d, k, res, obj);
   return res;
 }
@@ -423,16 +431,13 @@ ms_status ms_fms_minimize(const ms_model *m, ms_data *d, double hs, int cap, con
   for (int k = 1; c.n && k <= cap && !info->converged; k++) {
     if (ms_interrupted(d)) return MS_EINTERRUPT;
     st = next[accel](&c, k);
+    if (st == MS_OK && m->kc > 0 && contact_grow(&c)) st = factor(&c, info);
     if (st != MS_OK) return st;
     res = record(&c, o, k);
     info->iters = k;
     info->nhist = k + 1;
     info->converged = o->tol > 0 && res < o->tol;
   }
-  // contact: the penalty inside the iterations leaves a vertex a little inside (about its
-  // load / kc) or, entering mid-iteration, unseen: project each one out along its path's
-  // contact normal; friction follows the penalty rule in ms_step, from the contact impulse
-  ms_contact_project(m, d->x, d->xn, 0.0);
   return MS_OK;
 }
 
@@ -455,6 +460,7 @@ ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o
     d->fms->ch = NULL;
   }
   ms_inertial_target(m, d, h, d->y);
+  d->fr.active = 0;
   ms_status st = start(&c, m, d, h, o, &info);
   if (st != MS_OK || !c.n || part == MS_FMS_SETUP) return st;
   rhs_base(&c);

@@ -71,14 +71,16 @@ static ms_status workspace(const ms_model *m, ms_data *d, ms_implicit **out) {
   return MS_OK;
 }
 
-/* V_i = (mscale m_i + kscale shift) I + kscale C_i and S_s = kscale H_s(x) with the spd
- * treatment */
-static void build_system(const ms_model *m, const double *x, ms_implicit *w, const ms_opt *o,
-                         double mscale, double kscale) {
+/* V_i = (mscale m_i + kscale shift) I + kscale (C_i + F_i) and S_s = kscale H_s(x) with the
+ * spd treatment; F_i the secant stiffness of the step's friction at xf (friction.c; zero where
+ * d->fr is not active) */
+static void build_system(const ms_model *m, const ms_data *d, const double *x, const double *xf,
+                         ms_implicit *w, const ms_opt *o, double mscale, double kscale) {
   double shift = o->spd == MS_SPD_SHIFT ? kscale * o->shift : 0.0;
   for (int i = 0; i < m->nv; i++) {
     double *v = w->vb + 9 * i;
     ms_contact_hessian(m, x, i, v);
+    ms_friction_vertex(m, d, xf + 3 * i, i, NULL, v);
     for (int t = 0; t < 9; t++) v[t] *= kscale;
     for (int t = 0; t < 3; t++) v[4 * t] += mscale * m->mass[i] + shift;
   }
@@ -156,7 +158,7 @@ static double line_search(const ms_model *m, ms_data *d, ms_implicit *w, double 
   double slope = ms_dot(3 * m->nv, d->g, w->p), alpha = 1.0, noise = MS_ROUNDING * fabs(obj);
   for (; alpha > MS_MIN_STEP; alpha *= 0.5) {
     for (int k = 0; k < 3 * m->nv; k++) w->x1[k] = d->xn[k] + alpha * w->p[k];
-    double g1 = ms_objective(m, w->x1, d->y, h);
+    double g1 = ms_objective(m, d, w->x1, d->y, h);
     if (g1 <= obj + MS_ARMIJO * alpha * slope || fabs(g1 - obj) <= noise) break;
   }
   return alpha;
@@ -176,7 +178,7 @@ ms_status ms_newton_minimize(const ms_model *m, ms_data *d, double h, int cap, c
   while (it < cap && !(o->tol > 0 && res < o->tol)) {
     if (ms_interrupted(d)) return MS_EINTERRUPT;
     // Newton direction p = -(grad^2 g)^-1 grad g
-    build_system(m, x, w, o, 1.0 / (h * h), 1.0);
+    build_system(m, d, x, x, w, o, 1.0 / (h * h), 1.0);
     st = factor(m, w, info);
     if (st != MS_OK) return st;
     double t0 = ms_clock();
@@ -197,10 +199,8 @@ ms_status ms_newton_minimize(const ms_model *m, ms_data *d, double h, int cap, c
   return MS_OK;
 }
 
-/* one step of an implicit scheme (ms_scheme): its target and start point, the chosen solver
- * of g from o->start (default y, which already holds the damped velocity, gravity and the
- * external forces: the answer when springs vanish), then the scheme's positions and
- * velocities */
+/* one step of an implicit scheme (ms_scheme): its target, friction and start point, the
+ * chosen solver of g from there, then the scheme's positions and velocities */
 static ms_status implicit_step(const ms_model *m, ms_data *d, ms_method method, double h,
                                const ms_opt *o, ms_info *info) {
   static const ms_minimize_fn solvers[MS_NMIN] = {
@@ -334,7 +334,11 @@ static ms_status iterate(const ms_model *m, ms_data *d, ms_implicit *w, const ms
 /* ---------------------------------------------------------------- linearised implicit */
 
 /* one linear solve on velocities: (M - h^2 K) dv = h (f + h K v), K = -(spring Hessian)
- * at x_t with the spd treatment; v += dv, x += h v */
+ * at x_t with the spd treatment; v += dv, x = x_t + h v. This is one Newton step on implicit
+ * Euler's g, so friction is its lagged potential (ms_scheme_begin sets it up), linearised by
+ * its secant stiffness at the settled start (where each vertex in contact has slid or stuck
+ * as Coulomb says): a force -K_f (x - x_t) across the contact normal, implicit in dv like the
+ * springs */
 ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                                  ms_info *info) {
   ms_implicit *w; /* options are in range: ms_step checked them */
@@ -342,7 +346,8 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
   if (st != MS_OK) return st;
   int n3 = 3 * m->nv;
   double t0 = ms_clock();
-  build_system(m, d->x, w, o, 1.0, h * h);
+  ms_scheme_begin(m, d, MS_IMPLICIT_EULER, h, MS_START_SETTLED);
+  build_system(m, d, d->x, d->xn, w, o, 1.0, h * h);
 
   // b = h f - h^2 H v = h f - (A - M) v, zero on fixed vertices
   ms_total_forces(m, d, d->x, d->f);
@@ -378,7 +383,7 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
   }
   for (int k = 0; k < n3; k++) {
     d->vn[k] += dv[k];
-    d->xn[k] += h * d->vn[k];
+    d->xn[k] = d->x[k] + h * d->vn[k];
   }
   return MS_OK;
 }

@@ -31,9 +31,6 @@ typedef enum {
   MS_EINTERRUPT, /* the caller's interrupt callback asked the step to stop */
 } ms_status;
 
-/* a vertex closer than this to a collider's surface [m] is in contact (friction) */
-#define MS_CONTACT_SKIN 1e-6
-
 /* positions [m] and velocities [m/s] beyond this magnitude count as diverged */
 #define MS_BOUND 1e10
 
@@ -137,9 +134,11 @@ typedef enum { MS_ACCEL_NONE = 0, MS_ACCEL_CHEBYSHEV, MS_ACCEL_ANDERSON, MS_NACC
 /* the order of xpbd's projections (ms_opt.sweep): the springs' own, or colour by colour */
 typedef enum { MS_SWEEP_SEQUENTIAL = 0, MS_SWEEP_COLOURED, MS_NSWEEP } ms_xpbd_sweep;
 
-/* where the iterations of fms and implicit_euler start (ms_opt.start) */
+/* where the iterations of the implicit methods start (ms_opt.start) */
 typedef enum {
-  MS_START_INERTIAL = 0, /* y = x_t + h v + h^2 (g + f_ext / m) */
+  MS_START_LOWEST = 0,   /* whichever of settled, extrapolated and previous has the lowest g */
+  MS_START_INERTIAL,     /* y = x_t + h v + h^2 (g + f_ext / m) */
+  MS_START_SETTLED,      /* y with each vertex in contact settled against its collider */
   MS_START_PREVIOUS,     /* x_t */
   MS_START_EXTRAPOLATED, /* x_t + h v (Liu's published code) */
   MS_NSTART,
@@ -242,14 +241,17 @@ typedef struct {
   double solve;    /* seconds in solves */
 } ms_info;
 
-/* how a step's velocity follows from accelerations, for the friction after it: without
- * springs and contact v = v0 + hv (g + f_ext / m), and a change dv of v moves x by hx dv.
- * v0 NULL means exp(-damping h) v_t; implicit midpoint and BDF2 set their own */
+/* the friction of an implicit step, lagged from its start x_t (friction.c): vertex i in
+ * contact there carries the normal force lambda_i along n_i, and friction adds the potential
+ * D_i = w_i F(|P_i (x_i - a_i)|) to g, w_i = mu lambda_i, P_i = I - n_i n_i^T, a_i the
+ * scheme's base point */
 typedef struct {
-  const double *v0; /* (nv,3) the step's start velocity, damped [m/s], or NULL */
-  double hv;        /* [s] */
-  double hx;        /* [s] */
-} ms_kick;
+  double *w;            /* (nv) mu lambda_i [N], 0 where vertex i carries no contact */
+  double *n;            /* (nv,3) unit normal of the contact force at x_t */
+  const double *anchor; /* (nv,3) where the slip is measured from [m] */
+  double h;             /* the step the slip accumulates over (the scheme's h') [s] */
+  int active;           /* some w_i > 0: D is part of g this step */
+} ms_friction;
 
 /* per-method workspaces kept in ms_data, defined in their own files */
 typedef struct ms_implicit ms_implicit;
@@ -274,7 +276,7 @@ typedef struct {
   double *g;                 /* (nv,3) gradient scratch [N] */
   double *s;                 /* (nv,3) scratch: rk4 stage velocities, bdf2 base point */
   double *vb;                /* (nv,3) bdf2 base velocity [m/s] */
-  ms_kick kick;              /* this step's velocity update, for friction (ms_step resets it) */
+  ms_friction fr;            /* this step's lagged friction (ms_step resets it) */
   double *xp;                /* (nv,3) positions one step back (bdf2 history) [m] */
   double *vp;                /* (nv,3) velocities one step back [m/s] */
   double hp;                 /* the step that led from xp, vp to x, v [s]; 0: no history */
@@ -365,14 +367,30 @@ static inline void ms_spring_block(const double d[3], double len, double k, doub
       blk[3 * i + j] = k * ((1.0 - across) * u[i] * u[j] + (i == j ? across : 0.0));
 }
 
-/* contact.c: planes and spheres (penalty, projection, friction) */
+/* contact.c: planes and spheres (penalty energy and its derivatives, projection) */
 double ms_contact_point(const ms_model *m, const double *p, double *f);
 double ms_contact_forces(const ms_model *m, const double *x, double *f);
+double ms_contact_normal(const ms_model *m, const double *p, double n[3]);
 int ms_contact_hessian(const ms_model *m, const double *x, int i, double *blk);
 int ms_contact_path(const ms_model *m, const double *a, const double *p);
 void ms_contact_nearest(const ms_model *m, const double *p, double out[3]);
-void ms_contact_project(const ms_model *m, const double *ref, double *x, double mu);
-void ms_contact_friction(const ms_model *m, ms_data *d, double h);
+void ms_contact_project(const ms_model *m, const double *ref, double *x, double *depth,
+                        double *normal);
+
+/* friction.c: Coulomb friction in the form each family of methods takes: a lagged potential
+ * in g (the implicit schemes and their solvers), a velocity impulse after the step (the
+ * explicit methods and linearised implicit Euler), positional static and velocity dynamic
+ * friction (xpbd) */
+void ms_friction_begin(const ms_model *m, ms_data *d, const double *anchor, double h);
+double ms_friction_stiffness(const ms_model *m, const ms_data *d, int i);
+double ms_friction_forces(const ms_model *m, const ms_data *d, const double *x, double *f);
+double ms_friction_vertex(const ms_model *m, const ms_data *d, const double *p, int i, double *f,
+                          double *blk);
+void ms_friction_impulse(const ms_model *m, ms_data *d, double h);
+void ms_friction_stick(const ms_model *m, const double *ref, double *x, const double *depth,
+                       const double *normal, unsigned char *stuck);
+void ms_friction_slide(const ms_model *m, double *v, const double *depth, const double *normal,
+                       const unsigned char *stuck, double h);
 
 /* g + f_ext / m from the values: gravity g, inverse mass im and external force fext, for a
  * loop that holds them in locals [m/s^2] */
@@ -400,13 +418,15 @@ typedef struct {
 ms_scheme ms_scheme_begin(const ms_model *m, ms_data *d, ms_method method, double h, int start);
 void ms_scheme_end(const ms_model *m, ms_data *d, const ms_scheme *sc);
 
-/* potential.c: the incremental potential g(x) = |x - y|_M^2 / (2 h^2) + E_spring(x) */
+/* potential.c: the incremental potential g(x) = |x - y|_M^2 / (2 h^2) + E(x) + D(x), E the
+ * spring and contact energy, D the step's lagged friction (d->fr) */
 void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y);
-double ms_objective(const ms_model *m, const double *x, const double *y, double h);
+double ms_objective(const ms_model *m, const ms_data *d, const double *x, const double *y,
+                    double h);
 double ms_objective_grad(const ms_model *m, ms_data *d, const double *x, const double *y, double h,
                          double *grad, double *obj);
-double ms_objective_finish(const ms_model *m, const double *x, const double *y, double h,
-                           double *grad, double spring, double *obj);
+double ms_objective_finish(const ms_model *m, const ms_data *d, const double *x, const double *y,
+                           double h, double *grad, double spring, double *obj);
 
 /* step.c's start of every step for vertex i: xn = x and vn = decay v (decay = exp(-damping
  * h)), a fixed vertex at rest; methods whose first pass does it themselves skip ms_step's */
@@ -423,6 +443,10 @@ static inline double ms_dot(int n, const double *a, const double *b) {
   for (int k = 0; k < n; k++) s += a[k] * b[k];
   return s;
 }
+
+/* dense.c: small dense solves */
+int ms_spd3_step(const double H[9], const double grad[3], double dx[3]);
+int ms_spd_solve(double *a, double *b, int c);
 
 /* explicit.c: explicit and symplectic Euler, classical Runge-Kutta, velocity Verlet */
 ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
@@ -480,6 +504,17 @@ ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o
 /* xpbd.c: extended position-based dynamics (Macklin 2016) on spring constraints */
 ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
 void ms_xpbd_free(ms_xpbd_ws *w);
+
+/* vertex.c: one vertex's share G_i of g (its neighbours held) and a safeguarded Newton step on
+ * it */
+typedef struct {
+  const ms_model *m;
+  const ms_data *d; /* the step's friction (d->fr) */
+  double *x;        /* (nv,3) the iterate, updated in place */
+  const double *y;  /* (nv,3) the target */
+  double hs2;       /* 1/hs^2 [1/s^2] */
+} ms_vertex;
+double ms_vertex_step(const ms_vertex *c, int i);
 
 /* lbfgs.c: L-BFGS on g with FMS's matrix as initial Hessian (Liu, Bouaziz and Kavan 2017) */
 void ms_lbfgs_free(ms_lbfgs_ws *w);

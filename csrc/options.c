@@ -37,7 +37,9 @@ static const char *const accel_names[] = {
     [MS_NACCEL] = NULL,
 };
 static const char *const start_names[] = {
+    [MS_START_LOWEST] = "lowest",
     [MS_START_INERTIAL] = "inertial",
+    [MS_START_SETTLED] = "settled",
     [MS_START_PREVIOUS] = "previous",
     [MS_START_EXTRAPOLATED] = "extrapolated",
     [MS_NSTART] = NULL,
@@ -82,12 +84,19 @@ const ms_opt_field ms_opt_fields[MS_NOPT] = {
   "eps from every free vertex to where it is); the default, 10% of System's default stiffness "  \
   "1000 N/m, cancels the lateral curvature -0.1 k of a default spring compressed by 9%: scale "  \
   "it with your stiffness"
-#define START_DOC                                                                            \
-  "the iterations' initial guess: 'inertial' y = x_t + h v + h^2 (g + F/m), F the external " \
-  "force (the answer when springs vanish), 'previous' x_t, 'extrapolated' x_t + h v (where " \
-  "the published code of Liu et al. 2013 starts); g and its minimiser do not depend on it; " \
-  "in implicit_midpoint and bdf2, x_t, h and v are the base point, effective step h' and "   \
-  "base velocity of their g"
+#define START_DOC                                                                               \
+  "the iterations' initial guess: 'inertial' y = x_t + h v + h^2 (g + F/m), F the external "    \
+  "force (the answer when springs, contact and friction vanish); 'settled' y with each vertex " \
+  "in contact moved to the minimiser of its own share of g, its neighbours held (one "          \
+  "block-Jacobi step of g over them: it slides or sticks as Coulomb says); 'previous' x_t; "    \
+  "'extrapolated' x_t + h v (where the published code of Liu et al. 2013 starts); 'lowest' "    \
+  "whichever of settled, extrapolated and previous has the lowest g. g and its minimiser do "   \
+  "not depend on it; a solver stopped early does. Every solver but Newton without its line "    \
+  "search never ends above the g it starts from, and g(x_t) is the total energy at the "        \
+  "step's start, so from 'lowest' a body at rest never gains energy, while y, inside any "      \
+  "collider it rests on, holds the penalty energy of a whole step's fall. In "                  \
+  "implicit_midpoint and bdf2, x_t, h and v are the base point, effective step h' and base "    \
+  "velocity of their g"
 
 /* the options of FMS, the fms method's and the implicit methods' with solver='fms'; the
  * implicit methods' acceleration and rho are also VBD's */
@@ -132,9 +141,11 @@ static const ms_param implicit_params[] = {
      "solver; 0: run all iterations"},
     {"spd", MS_OPT_SPD, MS_SPD_CLAMP, SPD_DOC},
     {"shift", MS_OPT_SHIFT, 100, SHIFT_DOC},
-    {"line_search", MS_OPT_LINE_SEARCH, 0,
-     "newton: backtracking Armijo line search on g along the Newton step"},
-    {"start", MS_OPT_START, MS_START_INERTIAL, START_DOC},
+    {"line_search", MS_OPT_LINE_SEARCH, 1,
+     "newton: backtracking Armijo line search on g along the Newton step, so that g never "
+     "increases (off: the full Newton step of the course notes, which at an impact or a stick "
+     "can overshoot and gain energy)"},
+    {"start", MS_OPT_START, MS_START_LOWEST, START_DOC},
     FMS_PARAMS("solver='fms': " FMS_ACCEL_DOC "; solver='vbd': 'chebyshev' only, the "
                "extrapolation x = omega (x_sweep - x_prev2) + x_prev2 after each sweep of Chen "
                "et al. 2024 (Alg. 1), with which g may rise; newton ignores it",
@@ -158,11 +169,16 @@ static const ms_param fms_params[] = {
     {"iterations", MS_OPT_ITERATIONS, 10, "local-global iterations per step (cap)"},
     {"tol", MS_OPT_TOL, 0, "stop when |grad g| < tol [N]; 0: run all iterations"},
     FMS_PARAMS(FMS_ACCEL_DOC, FMS_RHO_DOC),
-    {"start", MS_OPT_START, MS_START_INERTIAL, START_DOC},
+    {"start", MS_OPT_START, MS_START_LOWEST, START_DOC},
 };
 static const ms_param xpbd_params[] = {
-    {"iterations", MS_OPT_ITERATIONS, 10, "Gauss-Seidel sweeps per substep"},
-    {"substeps", MS_OPT_SUBSTEPS, 1, "substeps per step (lambda reset each)"},
+    {"iterations", MS_OPT_ITERATIONS, 1, "Gauss-Seidel sweeps per substep"},
+    {"substeps", MS_OPT_SUBSTEPS, 10,
+     "substeps per step (lambda reset each); the default ten substeps of one sweep cost what "
+     "one step of ten sweeps does and converge far further (Macklin, Storey, Lu, Terdiman, "
+     "Chentanez, Jeschke and Mueller 2019, \"Small steps in physics simulation\"): a sweep "
+     "left unconverged holds the cloth stretched, and the next step turns that stretch into "
+     "motion, so ten sweeps in one step gain energy on a falling cloth"},
     {"xpbd_damping", MS_OPT_XPBD_DAMPING, 0,
      "Macklin's constraint damping beta [N s/m] per spring"},
     {"sweep", MS_OPT_SWEEP, MS_SWEEP_SEQUENTIAL,
@@ -181,8 +197,8 @@ const ms_method_def ms_methods[MS_NMETHOD] = {
                              "v += h a(x(t)); x += h v(t+h). Stable below h ~ 2/omega_max."},
     [MS_IMPLICIT_EULER] =
         {"implicit_euler",
-         "Minimise g(x) = |x - y|_M^2/(2h^2) + E(x) from x = y by the chosen solver "
-         "(Newton with CHOLMOD on 3x3 blocks by default); v = (x - x_t)/h.",
+         "Minimise g(x) = |x - y|_M^2/(2h^2) + E(x) by the chosen solver (Newton with CHOLMOD "
+         "on 3x3 blocks and a line search by default); v = (x - x_t)/h.",
          PARAMS(implicit_params)},
     [MS_LINEARIZED_IMPLICIT] = {"linearized_implicit",
                                 "Baraff-Witkin: one solve (M - h^2 K) dv = h (f + h K v); "
@@ -190,8 +206,8 @@ const ms_method_def ms_methods[MS_NMETHOD] = {
                                 PARAMS(linearized_params)},
     [MS_FMS] = {"fms",
                 "Liu et al. 2013 local-global minimisation of the same g with one prefactored "
-                "scalar Cholesky (refactored only when dt, masses, stiffness or the fixed set "
-                "change); optional Chebyshev or Anderson acceleration.",
+                "scalar Cholesky (refactored only when dt, masses, stiffness, the fixed set or "
+                "the vertices in contact change); optional Chebyshev or Anderson acceleration.",
                 PARAMS(fms_params)},
     [MS_XPBD] = {"xpbd",
                  "Macklin et al. 2016: predict, then Gauss-Seidel spring projection with "

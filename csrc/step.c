@@ -33,6 +33,11 @@ typedef struct {
 static const unsigned char self_prepared[MS_NMETHOD] = {
     [MS_EXPLICIT_EULER] = 1, [MS_SYMPLECTIC_EULER] = 1, [MS_VELOCITY_VERLET] = 1};
 
+/* methods whose friction is a velocity impulse after the step (friction.c); the implicit
+ * schemes and linearised implicit Euler carry it in g, xpbd in its projections */
+static const unsigned char impulse_friction[MS_NMETHOD] = {
+    [MS_EXPLICIT_EULER] = 1, [MS_SYMPLECTIC_EULER] = 1, [MS_RK4] = 1, [MS_VELOCITY_VERLET] = 1};
+
 /* xn = x and vn = exp(-damping h) v, with fixed vertices at rest */
 static void prepare_block(void *ctx, int lo, int hi) {
   step_pass *p = ctx;
@@ -113,10 +118,10 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   // integrate into xn, vn
   step_pass p = {.m = m, .d = d, .decay = exp(-m->damping * h)};
   if (!self_prepared[method]) ms_blocks(m, m->nv, MS_VBLOCK, prepare_block, &p);
-  d->kick = (ms_kick){.v0 = NULL, .hv = h, .hx = h};
+  d->fr.active = 0;
   ms_status st = integrators[method](m, d, h, o, info);
   if (st != MS_OK) return st;
-  if (method != MS_XPBD) ms_contact_friction(m, d, h); /* xpbd: positional friction */
+  if (impulse_friction[method]) ms_friction_impulse(m, d, h);
 
   // reject a diverged state, otherwise swap it in and keep the old one as history
   if (!info->checked) {

@@ -1,28 +1,11 @@
 /* vbd.c: vertex block descent (Chen, Liu, Yang and Yuksel 2024, "Vertex Block
- * Descent", ACM TOG 43(4)) on the implicit schemes' potential
- *
- *   g(x) = sum_i m_i/(2 hs^2) |x_i - y_i|^2 + sum_s k_s/2 (l_s - r_s)^2 + sum_i kc/2 phi_i^2,
- *
- * l_s = |x_i - x_j| and phi the contact penetration (contact.c). Block coordinate descent with
- * one vertex per block: vertex i alone moves to lower its share of g,
- *
- *   G_i(x_i) = m_i/(2 hs^2) |x_i - y_i|^2 + sum_{s at i} k_s/2 (l_s - r_s)^2 + kc/2 sum phi_i^2,
- *
- * which holds every term of g that depends on x_i, so moving x_i alone changes g by exactly
- * the change in G_i. One Newton step on G_i (the paper's eqs. 9-10):
- *
- *   grad = m_i/hs^2 (x_i - y_i) + sum_s k_s (1 - r_s/l_s)(x_i - x_j) - kc sum phi n,
- *   H    = m_i/hs^2 I + sum_s k_s (uu^T + max(0, 1 - r_s/l_s)(I - uu^T)) + kc sum n n^T,
- *
- * each spring's block made positive semidefinite by the clamp (ms_spring_block), the
- * contact's by dropping a sphere's lateral curvature (ms_contact_hessian); dx = -H^-1 grad,
- * skipped where H is nearly singular (the paper's det H test). The paper takes dx as it is;
- * here a backtracking (Armijo) search on G_i halves it until G_i decreases enough, so g never
- * increases. Vertices are visited Gauss-Seidel, colour after colour of a greedy colouring of
- * the spring graph (built once per System: its springs never change; fixed vertices stay
- * where they are): no spring joins two vertices of one colour, so a colour's vertices update
- * in parallel (ms_blocks), each reading only vertices of other colours, and the result does
- * not depend on the thread count.
+ * Descent", ACM TOG 43(4)) on the implicit schemes' potential g: block coordinate descent
+ * with one vertex per block, each block a safeguarded Newton step on the vertex's share G_i of
+ * g with its neighbours held (vertex.c), so g never increases. Vertices are visited
+ * Gauss-Seidel, colour after colour of a greedy colouring of the spring graph (built once per
+ * System: its springs never change; fixed vertices stay where they are): no spring joins two
+ * vertices of one colour, so a colour's vertices update in parallel (ms_blocks), each reading
+ * only vertices of other colours, and the result does not depend on the thread count.
  *
  * Optional Chebyshev acceleration (the paper's Alg. 1 and eq. 12, after Wang 2015), applied
  * after each sweep n with a spectral radius estimate rho:
@@ -41,10 +24,6 @@
 
 /* vertices of one colour per parallel block */
 #define MS_VBD_BLOCK 64
-/* the shortest local step tried, as a fraction of dx (a vertex's step is cheap to give up) */
-#define MS_VBD_MIN_STEP 0x1p-20
-/* H counts as singular when det H <= this * (trace H / 3)^3 (condition ~1e12) */
-#define MS_VBD_SINGULAR 1e-24
 
 struct ms_vbd_ws {
   int ncolor;
@@ -110,102 +89,23 @@ static ms_vbd_ws *workspace_new(const ms_model *m) {
   return w;
 }
 
-/* ---------------------------------------------------------------- one vertex */
+/* ---------------------------------------------------------------- sweeps */
 
 /* what the vertex updates of one colour share */
 typedef struct {
-  const ms_model *m;
-  double *x;       /* (nv,3) the iterate, updated in place */
-  const double *y; /* (nv,3) the target */
-  double hs2;      /* 1/hs^2 [1/s^2] */
+  ms_vertex v; /* the share G_i of each vertex (vertex.c) */
   const int *verts;
 } sweep_ctx;
-
-/* gradient and Hessian of G_i at x (file comment) */
-static void local_system(const ms_model *m, const double *x, const double *y, int i, double wi,
-                         double grad[3], double H[9]) {
-  const double *xi = x + 3 * i;
-  double f[3] = {0, 0, 0}, blk[9];
-  ms_contact_hessian(m, x, i, H);
-  ms_contact_point(m, xi, f);
-  for (int t = 0; t < 3; t++) {
-    grad[t] = wi * (xi[t] - y[3 * i + t]) - f[t];
-    H[4 * t] += wi;
-  }
-  for (int p = m->adj_start[i]; p < m->adj_start[i + 1]; p++) {
-    int s = m->adj[2 * p + 1];
-    const double *xj = x + 3 * m->adj[2 * p];
-    double d[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
-    double l = sqrt(ms_dot(3, d, d)),
-           c = m->k[s] * (1.0 - m->rest[s] / (l > MS_TINY ? l : MS_TINY));
-    ms_spring_block(d, l, m->k[s], m->rest[s], MS_SPD_CLAMP, blk);
-    for (int t = 0; t < 3; t++) grad[t] += c * d[t];
-    for (int t = 0; t < 9; t++) H[t] += blk[t];
-  }
-}
-
-/* dx = -H^-1 grad for the symmetric positive semidefinite H; 0 when H is nearly singular */
-static int newton_step(const double H[9], const double grad[3], double dx[3]) {
-  double a00 = H[4] * H[8] - H[5] * H[5], a01 = H[2] * H[5] - H[1] * H[8],
-         a02 = H[1] * H[5] - H[2] * H[4], a11 = H[0] * H[8] - H[2] * H[2],
-         a12 = H[1] * H[2] - H[0] * H[5], a22 = H[0] * H[4] - H[1] * H[1];
-  double det = H[0] * a00 + H[1] * a01 + H[2] * a02, tr = (H[0] + H[4] + H[8]) / 3;
-  if (!(det > MS_VBD_SINGULAR * tr * tr * tr) || !isfinite(det)) return 0;
-  dx[0] = -(a00 * grad[0] + a01 * grad[1] + a02 * grad[2]) / det;
-  dx[1] = -(a01 * grad[0] + a11 * grad[1] + a12 * grad[2]) / det;
-  dx[2] = -(a02 * grad[0] + a12 * grad[1] + a22 * grad[2]) / det;
-  return 1;
-}
-
-/* G_i(x_i + e) - G_i(x_i) [J], in forms that keep the digits of a small change:
- * |a + e|^2 - |a|^2 = e.(2a + e) and (l' - r)^2 - (l - r)^2 = (l' - l)(l' + l - 2r) with
- * l' - l = (l'^2 - l^2)/(l' + l); e_contact is G_i's contact energy at x_i */
-static double local_change(const ms_model *m, const double *x, const double *y, int i, double wi,
-                           const double e[3], double e_contact) {
-  const double *xi = x + 3 * i;
-  double moved[3] = {xi[0] + e[0], xi[1] + e[1], xi[2] + e[2]}, a[3];
-  for (int t = 0; t < 3; t++) a[t] = 2 * (xi[t] - y[3 * i + t]) + e[t];
-  double change = 0.5 * wi * ms_dot(3, e, a) + ms_contact_point(m, moved, NULL) - e_contact;
-  for (int p = m->adj_start[i]; p < m->adj_start[i + 1]; p++) {
-    int s = m->adj[2 * p + 1];
-    const double *xj = x + 3 * m->adj[2 * p];
-    double d[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
-    double d1[3] = {d[0] + e[0], d[1] + e[1], d[2] + e[2]};
-    for (int t = 0; t < 3; t++) a[t] = 2 * d[t] + e[t];
-    double sum = sqrt(ms_dot(3, d1, d1)) + sqrt(ms_dot(3, d, d));
-    double dl = sum > 0 ? ms_dot(3, e, a) / sum : 0.0;
-    change += 0.5 * m->k[s] * dl * (sum - 2 * m->rest[s]);
-  }
-  return change;
-}
-
-/* one safeguarded Newton step of vertex i: dx halved until G_i falls by at least
- * MS_ARMIJO alpha grad.dx; x_i stays when no step does or H is singular */
-static void vertex_step(const sweep_ctx *c, int i) {
-  const ms_model *m = c->m;
-  double wi = m->mass[i] * c->hs2, grad[3], H[9], dx[3];
-  local_system(m, c->x, c->y, i, wi, grad, H);
-  if (!newton_step(H, grad, dx)) return;
-  double slope = ms_dot(3, grad, dx), e_contact = ms_contact_point(m, c->x + 3 * i, NULL);
-  if (!(slope < 0)) return;
-  for (double alpha = 1.0; alpha >= MS_VBD_MIN_STEP; alpha *= 0.5) {
-    double e[3] = {alpha * dx[0], alpha * dx[1], alpha * dx[2]};
-    if (local_change(m, c->x, c->y, i, wi, e, e_contact) <= MS_ARMIJO * alpha * slope) {
-      for (int t = 0; t < 3; t++) c->x[3 * i + t] += e[t];
-      return;
-    }
-  }
-}
 
 static void sweep_block(void *ctx, int lo, int hi) {
   const sweep_ctx *c = ctx;
   for (int q = lo; q < hi; q++)
-    if (!c->m->fixed[c->verts[q]]) vertex_step(c, c->verts[q]);
+    if (!c->v.m->fixed[c->verts[q]]) ms_vertex_step(&c->v, c->verts[q]);
 }
 
 /* one Gauss-Seidel sweep over the colours, each colour's vertices in parallel */
 static void sweep(const ms_model *m, ms_data *d, const ms_vbd_ws *w, double hs) {
-  sweep_ctx c = {.m = m, .x = d->xn, .y = d->y, .hs2 = 1.0 / (hs * hs)};
+  sweep_ctx c = {.v = {.m = m, .d = d, .x = d->xn, .y = d->y, .hs2 = 1.0 / (hs * hs)}};
   for (int k = 0; k < w->ncolor; k++) {
     c.verts = w->order + w->cstart[k];
     ms_blocks(m, w->cstart[k + 1] - w->cstart[k], MS_VBD_BLOCK, sweep_block, &c);

@@ -10,9 +10,12 @@
  * with inverse masses w (0 on fixed vertices) and Macklin's constraint damping
  * gamma = alpha~ (hs^2 beta) / hs = beta / (k hs) (beta = xpbd_damping [N s/m]; 0 by default).
  * Springs of zero stiffness (infinite compliance) do nothing. After every sweep, contact
- * projects each vertex whose path from x^n entered a collider onto its surface, with
- * position-based static and kinetic friction (Macklin et al. 2014; ms_contact_project). Then
- * v = (x - x^n)/hs.
+ * projects each vertex whose path from x^n entered a collider onto its surface
+ * (ms_contact_project), accumulating its normal correction over the substep (the contact's
+ * multiplier), and static friction puts a vertex back where its tangential travel began while
+ * that travel is within friction times the correction (ms_friction_stick). Then
+ * v = (x - x^n)/hs, and a vertex in contact that did not stick loses tangential speed by
+ * dynamic friction (ms_friction_slide; Mueller et al. 2020).
  * History of the last substep, only when asked for (its two passes per sweep cost about as
  * much as the sweep): the residual |C + alpha~ lambda| over springs with stiffness and a free
  * end [m], and the substep's incremental potential g (ms_objective with y = x~, h = hs).
@@ -43,20 +46,23 @@ typedef struct {
 } xpbd_row;
 
 struct ms_xpbd_ws {
-  xpbd_row *row;     /* (ns) the active springs of this step in sweep order, nrow of them */
-  double *gamma;     /* (ns) per row: Macklin's damping beta / (k hs) */
-  double *lambda;    /* (ns) per row: multipliers of the current substep [N s^2] */
-  double *x0;        /* (nv,3) positions at the start of the substep */
-  int *order;        /* (ns) the active springs in sweep order */
-  int *level;        /* (nv) schedule: level of the last spring at a vertex in the chunk */
-  int *seen;         /* (nv) schedule: 1 + the chunk that set level */
-  int *key;          /* (2 MS_XPBD_CHUNK + 1) schedule: a chunk's levels, then their counts */
-  int *colour;       /* (ns) colour: each spring's colour, -1 before it has one */
-  int *mark;         /* (ns + 1) colour: the spring that last found a colour taken */
-  int *cstart;       /* (ns + 1) rows of colour c: cstart[c] .. cstart[c + 1] */
-  int nrow, ncolour; /* ncolour 0: the sequential order */
-  uint64_t rev;      /* model revision the order was made for; 0: none */
-  int sweep;         /* ms_xpbd_sweep the order was made for */
+  xpbd_row *row;        /* (ns) the active springs of this step in sweep order, nrow of them */
+  double *gamma;        /* (ns) per row: Macklin's damping beta / (k hs) */
+  double *lambda;       /* (ns) per row: multipliers of the current substep [N s^2] */
+  double *x0;           /* (nv,3) positions at the start of the substep */
+  double *depth;        /* (nv) contact: normal correction accumulated over the substep [m] */
+  double *normal;       /* (nv,3) contact: outward surface normal where the projection left it */
+  unsigned char *stuck; /* (nv) contact: held by static friction in the last iteration */
+  int *order;           /* (ns) the active springs in sweep order */
+  int *level;           /* (nv) schedule: level of the last spring at a vertex in the chunk */
+  int *seen;            /* (nv) schedule: 1 + the chunk that set level */
+  int *key;             /* (2 MS_XPBD_CHUNK + 1) schedule: a chunk's levels, then their counts */
+  int *colour;          /* (ns) colour: each spring's colour, -1 before it has one */
+  int *mark;            /* (ns + 1) colour: the spring that last found a colour taken */
+  int *cstart;          /* (ns + 1) rows of colour c: cstart[c] .. cstart[c + 1] */
+  int nrow, ncolour;    /* ncolour 0: the sequential order */
+  uint64_t rev;         /* model revision the order was made for; 0: none */
+  int sweep;            /* ms_xpbd_sweep the order was made for */
 };
 
 void ms_xpbd_free(ms_xpbd_ws *w) {
@@ -65,6 +71,9 @@ void ms_xpbd_free(ms_xpbd_ws *w) {
   free(w->gamma);
   free(w->lambda);
   free(w->x0);
+  free(w->depth);
+  free(w->normal);
+  free(w->stuck);
   free(w->order);
   free(w->level);
   free(w->seen);
@@ -83,6 +92,9 @@ static ms_xpbd_ws *workspace_new(const ms_model *m) {
   w->gamma = ms_alloc(m->ns, sizeof(double));
   w->lambda = ms_alloc(m->ns, sizeof(double));
   w->x0 = ms_alloc(3 * (size_t)m->nv, sizeof(double));
+  w->depth = ms_alloc(m->nv, sizeof(double));
+  w->normal = ms_alloc(3 * (size_t)m->nv, sizeof(double));
+  w->stuck = ms_alloc(m->nv, 1);
   w->order = ms_alloc(m->ns, sizeof(int));
   w->level = ms_alloc(m->nv, sizeof(int));
   w->seen = ms_alloc(m->nv, sizeof(int));
@@ -90,8 +102,8 @@ static ms_xpbd_ws *workspace_new(const ms_model *m) {
   w->colour = ms_alloc(m->ns, sizeof(int));
   w->mark = ms_alloc((size_t)m->ns + 1, sizeof(int));
   w->cstart = ms_alloc((size_t)m->ns + 1, sizeof(int));
-  if (!w->row || !w->gamma || !w->lambda || !w->x0 || !w->order || !w->level || !w->seen ||
-      !w->key || !w->colour || !w->mark || !w->cstart) {
+  if (!w->row || !w->gamma || !w->lambda || !w->x0 || !w->depth || !w->normal || !w->stuck ||
+      !w->order || !w->level || !w->seen || !w->key || !w->colour || !w->mark || !w->cstart) {
     ms_xpbd_free(w);
     return NULL;
   }
@@ -271,7 +283,7 @@ static double residual(const ms_xpbd_ws *w, const double *x) {
 
 /* history entry k of the substep whose prediction is d->y */
 static void record(const ms_model *m, ms_data *d, double hs, int k) {
-  ms_hist(d, k, residual(d->xpbd, d->xn), ms_objective(m, d->xn, d->y, hs));
+  ms_hist(d, k, residual(d->xpbd, d->xn), ms_objective(m, d, d->xn, d->y, hs));
 }
 
 /* one step of `substeps` substeps of `iterations` sweeps each */
@@ -290,14 +302,17 @@ ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
     ms_inertial_target(m, &start, hs, d->y);
     memcpy(d->xn, d->y, sizeof(double) * 3 * m->nv);
     memset(w->lambda, 0, sizeof(double) * w->nrow);
+    memset(w->depth, 0, sizeof(double) * m->nv);
     if (record_it) record(m, d, hs, 0);
     for (int k = 1; k <= iters; k++) {
       if (ms_interrupted(d)) return MS_EINTERRUPT;
       sweep(m, w, d->xn, o->xpbd_damping);
-      ms_contact_project(m, w->x0, d->xn, m->mu);
+      ms_contact_project(m, w->x0, d->xn, w->depth, w->normal);
+      if (m->mu > 0) ms_friction_stick(m, w->x0, d->xn, w->depth, w->normal, w->stuck);
       if (record_it) record(m, d, hs, k);
     }
     for (int i = 0; i < 3 * m->nv; i++) d->vn[i] = (d->xn[i] - w->x0[i]) / hs;
+    if (m->mu > 0) ms_friction_slide(m, d->vn, w->depth, w->normal, w->stuck, hs);
   }
   info->iters = iters;
   info->nhist = iters + 1;

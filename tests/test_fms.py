@@ -31,7 +31,7 @@ def test_iterates_match_an_independent_scipy_fms():
     sim.step(H, "fms", iterations=5)
     scipy_fms = ref_fms.FMSReference(ref_fms.step_problem(sim, H))
     x_ref, g_ref = scipy_fms.solve(20)
-    info = sim.step(H, "fms", iterations=20)
+    info = sim.step(H, "fms", iterations=20, start="inertial")
     np.testing.assert_allclose(info.objectives, g_ref, rtol=1e-12)
     np.testing.assert_allclose(sim.positions, x_ref, atol=1e-12)
 
@@ -77,10 +77,27 @@ def test_objective_never_increases_over_plain_iterations(pin):
 def test_history_starts_at_y_and_records_g_and_its_gradient():
     sim = moving_cloth()
     p = ref_fms.step_problem(sim, H)
-    info = sim.step(H, "fms", iterations=3)
+    info = sim.step(H, "fms", iterations=3, start="inertial")
     assert info.objectives[0] == pytest.approx(p.objective(p.y), rel=1e-12)
     assert info.residuals[0] == pytest.approx(np.linalg.norm(p.gradient(p.y)), rel=1e-12)
     assert info.objectives[-1] == pytest.approx(p.objective(sim.positions), rel=1e-12)
+
+
+def test_the_default_start_is_the_lowest_g_of_y_x_plus_h_v_and_x():
+    # without colliders the settled y is y; the step starts where g is lowest of the three
+    # (potential.c), so its history begins at that g, and the other starts begin at theirs
+    sim = moving_cloth()
+    p = ref_fms.step_problem(sim, H)
+    v = np.exp(-sim.damping * H) * sim.velocities
+    v[sim.fixed] = 0.0  # fixed vertices stay at rest
+    g = {"inertial": p.objective(p.y), "extrapolated": p.objective(sim.positions + H * v),
+         "previous": p.objective(sim.positions)}
+    for start, value in g.items():
+        assert sim.copy().step(H, "fms", iterations=1, start=start).objectives[0] == (
+            pytest.approx(value, rel=1e-12))
+    assert sim.step(H, "fms", iterations=1).objectives[0] == pytest.approx(min(g.values()),
+                                                                          rel=1e-12)
+    assert min(g, key=g.get) != "inertial"  # this cloth, stretched, starts elsewhere
 
 
 def test_factor_is_reused_and_rebuilt_exactly_when_dt_mass_stiffness_or_fixed_change():

@@ -48,7 +48,8 @@ def test_one_newton_iteration_matches_a_scipy_solve_of_the_reference_hessian(spd
     sim = _cloth()
     h = 0.01  # small enough for the exact Hessian to be positive definite (spd="none")
     x0, v0 = sim.positions, sim.velocities
-    info = sim.step(h, "implicit_euler", spd=spd)
+    # the course's Newton iteration: from y, the full step
+    info = sim.step(h, "implicit_euler", spd=spd, start="inertial", line_search=False)
     x1, v1 = ref_implicit.implicit_euler(x0, v0, h, gravity=sim.gravity, clamp=clamp,
                                          **_model(sim))
     np.testing.assert_allclose(sim.positions, x1, rtol=0, atol=1e-12)
@@ -65,7 +66,7 @@ def test_shift_adds_eps_times_identity_to_the_newton_matrix():
     sim = _cloth()
     h, eps = 0.01, 50.0
     x0, v0 = sim.positions, sim.velocities
-    sim.step(h, "implicit_euler", spd="shift", shift=eps)
+    sim.step(h, "implicit_euler", spd="shift", shift=eps, start="inertial", line_search=False)
     y = ref.inertial_target(x0, v0, h, sim.gravity, ref.fixed_mask(sim.n_vertices, sim.fixed))
     hess, grad = ref_implicit.newton_system(y, y, h, clamp=False, **_model(sim))
     step = np.linalg.solve(hess.toarray() + eps * np.eye(len(grad)), -grad)
@@ -189,7 +190,8 @@ def test_fixed_vertices_stay_bitwise_and_a_new_fixed_set_rebuilds_the_factor(met
         x[fixed] = pinned
         sim.positions = x
         x0, v0 = sim.positions, sim.velocities
-        sim.step(h, method, **({} if method == "implicit_euler" else {"solver": "direct"}))
+        sim.step(h, method, **({"start": "inertial", "line_search": False}
+                                if method == "implicit_euler" else {"solver": "direct"}))
         np.testing.assert_array_equal(sim.positions[fixed], pinned)
         np.testing.assert_array_equal(sim.velocities[fixed], 0.0)
         step = (ref_implicit.implicit_euler if method == "implicit_euler"

@@ -140,7 +140,7 @@ def test_options_out_of_range_name_the_option_and_the_range(sim, method, options
 @pytest.mark.parametrize("core, message", [
     ({"rho": 1.5}, r"rho: expected a real number in \[0.0, 1.0\), got 1.5"),
     ({"acceleration": 3}, r"acceleration: expected an integer in \[0, 2\], got 3"),
-    ({"start": -1}, r"start: expected an integer in \[0, 2\], got -1"),
+    ({"start": -1}, r"start: expected an integer in \[0, 4\], got -1"),
 ])
 def test_the_core_keywords_are_checked_against_the_same_table(sim, core, message):
     # the private _step takes the core's keywords; it checks them with the same ranges

@@ -82,7 +82,7 @@ def test_one_sweep_is_a_colour_by_colour_sweep_of_a_valid_greedy_colouring():
     fixed = ref.fixed_mask(sim.n_vertices, sim.fixed)
     y = ref.inertial_target(sim.positions, sim.velocities, H, sim.gravity, fixed)
     expect = ref_vbd.sweep(y, y, H, fixed=fixed, color=color, **_model(sim))
-    sim.step(H, "implicit_euler", solver="vbd", iterations=1)
+    sim.step(H, "implicit_euler", solver="vbd", iterations=1, start="inertial")
     np.testing.assert_allclose(sim.positions, expect, rtol=0, atol=1e-13)
 
 
@@ -125,13 +125,15 @@ def test_chebyshev_extrapolates_the_second_sweep_from_the_start_point():
     rho = 0.8
     sim = _moving_cloth()
     plain = sim.copy()
-    plain.step(H, "implicit_euler", solver="vbd", iterations=2)
+    plain.step(H, "implicit_euler", solver="vbd", iterations=2, start="inertial")
     fixed = ref.fixed_mask(sim.n_vertices, sim.fixed)
     y = ref.inertial_target(sim.positions, sim.velocities, H, sim.gravity, fixed)
     still = sim.copy()
-    still.step(H, "implicit_euler", solver="vbd", iterations=2, acceleration="chebyshev", rho=0.0)
+    still.step(H, "implicit_euler", solver="vbd", iterations=2, acceleration="chebyshev", rho=0.0,
+               start="inertial")
     np.testing.assert_array_equal(still.positions, plain.positions)
-    sim.step(H, "implicit_euler", solver="vbd", iterations=2, acceleration="chebyshev", rho=rho)
+    sim.step(H, "implicit_euler", solver="vbd", iterations=2, acceleration="chebyshev", rho=rho,
+             start="inertial")
     omega = 2 / (2 - rho**2)
     np.testing.assert_allclose(sim.positions, omega * (plain.positions - y) + y, rtol=0,
                                atol=1e-13)

@@ -82,7 +82,7 @@ def test_history_is_the_constraint_residual_starting_at_the_prediction():
     sim = msim.System(mesh.vertices, mesh.edges, mass=0.1, stiffness=500.0, fixed=[0])
     sim.velocities = np.tile([0.0, 0.5, 0.2], (5, 1))
     h = 1 / 30
-    info = sim.step(h, "xpbd", iterations=7)
+    info = sim.step(h, "xpbd", iterations=7, substeps=1)
     assert info.iterations == 7 and len(info.residuals) == len(info.objectives) == 8
     # lambda = 0 at the prediction x~ = x + h v + h^2 g (fixed vertex stays), so |C(x~)|
     predicted = mesh.vertices + h * np.array([0.0, 0.5, 0.2]) + h * h * np.array([0, -9.81, 0])
@@ -144,7 +144,7 @@ def test_sweep_is_gauss_seidel_in_spring_order_bit_for_bit():
                           fixed=[0, 15], threads=threads)
         sim.velocities = np.random.default_rng(4).normal(0, 0.1, (sim.n_vertices, 3))
         expected = gauss_seidel_step(sim, 1 / 30, 4)
-        sim.step(1 / 30, "xpbd", iterations=4, history=False)
+        sim.step(1 / 30, "xpbd", iterations=4, substeps=1, history=False)
         assert sim.n_springs > 1024
         np.testing.assert_array_equal(sim.positions, expected)
 
@@ -185,7 +185,7 @@ def test_coloured_sweep_is_gauss_seidel_in_colour_order_on_any_thread_count():
         sim = msim.System(mesh.vertices, edges, mass=0.004, stiffness=k, fixed=[0, 15],
                           threads=threads)
         sim.velocities = velocities
-        sim.step(1 / 30, "xpbd", iterations=4, sweep="coloured", history=False)
+        sim.step(1 / 30, "xpbd", iterations=4, substeps=1, sweep="coloured", history=False)
         np.testing.assert_array_equal(sim.positions, expected)
 
 

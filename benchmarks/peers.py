@@ -57,17 +57,22 @@ class Peer:
     build: Callable[[Any, Any, float, int], Any]  # (module, sim, h, threads) -> peer
 
 
+# each peer runs msim's algorithm as the peer does: XPBD's ten sweeps in one substep, FMS
+# and Newton from y, Newton's full step
 PEERS = [
-    Peer("xpbd", {"iterations": 10}, "pyPBD, XPBD distance constraints, Gauss-Seidel",
+    Peer("xpbd", {"iterations": 10, "substeps": 1},
+         "pyPBD, XPBD distance constraints, Gauss-Seidel",
          "peer_pypbd", lambda mod, sim, h, t: mod.XPBD(sim, h, 10)),
-    Peer("xpbd", {"iterations": 10, "sweep": "coloured"},
+    Peer("xpbd", {"iterations": 10, "substeps": 1, "sweep": "coloured"},
          "pyPBD, as above; msim's sweep='coloured', which threads share", "peer_pypbd",
          lambda mod, sim, h, t: mod.XPBD(sim, h, 10)),
     Peer("symplectic_euler", {}, "NVIDIA Warp, float64 kernels, CPU device", "peer_warp",
          lambda mod, sim, h, t: mod.Symplectic(sim, h)),
-    Peer("fms", {"iterations": 10}, "NumPy + scikit-sparse CHOLMOD, prefactored",
+    Peer("fms", {"iterations": 10, "start": "inertial"},
+         "NumPy + scikit-sparse CHOLMOD, prefactored",
          "peer_cholmod", lambda mod, sim, h, t: mod.FMS(sim, h, 10)),
-    Peer("implicit_euler", {}, "NumPy + scikit-sparse, analyse once, cholesky_inplace",
+    Peer("implicit_euler", {"start": "inertial", "line_search": False},
+         "NumPy + scikit-sparse, analyse once, cholesky_inplace",
          "peer_cholmod", lambda mod, sim, h, t: mod.Newton(sim, h)),
     Peer("symplectic_euler", {}, "Taichi, f64, CPU", "peer_taichi",
          lambda mod, sim, h, t: mod.Symplectic(sim, h, t)),

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -60,7 +61,8 @@ def global_error(make: Callable[[], System], method: str, dts: Iterable[float],
     """Global error [m] of `method` at time `duration` [s] for each step in dts [s]: the
     largest distance of a vertex from `reference` (n,3) [m], the exact positions at that
     time. make() builds the start state; options go to every step. A run that diverges has
-    error inf."""
+    error inf. Fit the order with `order`, which also checks that the steps are in the
+    asymptotic range."""
     errors = []
     for dt in dts:
         sim = make()
@@ -73,9 +75,111 @@ def global_error(make: Callable[[], System], method: str, dts: Iterable[float],
     return np.array(errors)
 
 
-def order(dts: Sequence[float], errors: Sequence[float]) -> float:
-    """The order p of errors ~ C dt^p: the least-squares slope of log(error) on log(dt)."""
-    return float(np.polyfit(np.log(dts), np.log(errors), 1)[0])
+class OrderWarning(UserWarning):
+    """`order` was given steps outside the asymptotic range, where the error does not yet fall
+    (or no longer falls) as C h^p: its fitted slope is not the method's order."""
+
+
+class Order(float):
+    """The least-squares slope p of log(error) on log(dt), a float, with the evidence that the
+    steps are in the asymptotic range where errors ~ C dt^p holds (see `order`).
+
+    local: (k-1,) slopes between successive steps, from the smallest step up; asymptotic: True
+    when they agree with each other and with p and every error is in range; out_of_range: the
+    steps [s] whose errors break that (a tuple, largest first); note: why, in words ('' when
+    asymptotic).
+    """
+
+    local: np.ndarray
+    asymptotic: bool
+    out_of_range: tuple[float, ...]
+    note: str
+
+    def __new__(cls, slope: float, local: np.ndarray, out_of_range: tuple[float, ...],
+                note: str) -> Order:
+        self = super().__new__(cls, slope)
+        self.local, self.out_of_range, self.note = local, out_of_range, note
+        self.asymptotic = not note
+        return self
+
+    def __repr__(self) -> str:
+        return (f"Order({float(self):.4g}, local={np.round(self.local, 3).tolist()}, "
+                f"asymptotic={self.asymptotic})")
+
+
+ROUND_OFF = 100 * np.finfo(float).eps
+"""Errors below ROUND_OFF * scale are at round-off: they no longer fall with the step."""
+
+
+def order(dts: Sequence[float], errors: Sequence[float], *, tol: float = 0.1,
+          scale: float = 1.0) -> Order:
+    """The order p of errors ~ C dt^p, checked: an `Order`, the least-squares slope of
+    log(error) on log(dt) over the finite errors, with its local slopes and whether the steps
+    are in the asymptotic range; warns OrderWarning, naming the steps out of range, when not.
+
+    A method of order p has errors C h^p + O(h^(p+1)) (Hairer, Norsett and Wanner, Solving
+    ODEs I, II.3): only where the second term is small do successive halvings of h give the
+    slope p. So before it trusts the fit, `order` asks (steps sorted from the smallest up):
+
+    * every error finite (a diverged run has none), below 0.1 * scale (an error a tenth of the
+      size of what is measured is not small) and above ROUND_OFF * scale (100 eps: round-off
+      stops the error from falling);
+    * the local slopes log(e_i+1 / e_i) / log(h_i+1 / h_i) agree within `tol` with each other
+      and with the fitted slope; a step whose local slope (to the next smaller step) is more
+      than tol from the one between the two smallest steps is out of range, and so is every
+      larger step;
+    * at least three steps (two give one slope and nothing to check it with).
+
+    dts [s] (k,) distinct steps > 0, errors (k,) in any unit, scale: the size of the measured
+    quantity in that unit (1: errors in metres on a body about 1 m big, or relative errors).
+    """
+    h = np.asarray(dts, dtype=float).ravel()
+    e = np.asarray(errors, dtype=float).ravel()
+    if len(e) != len(h):
+        raise ValueError(f"errors: expected {len(h)} values, one per step, got {len(e)}")
+    if not (np.all(h > 0) and np.all(np.isfinite(h)) and len(np.unique(h)) == len(h)):
+        raise ValueError(f"dts: expected distinct steps > 0 [s], got {h.tolist()}")
+    if not scale > 0:
+        raise ValueError(f"scale: expected a size > 0, got {scale!r}")
+    rank = np.argsort(h)
+    h, e = h[rank], e[rank]
+    reasons = [
+        (~np.isfinite(e) | (e <= 0), "diverged or gave no error (inf, nan or <= 0)"),
+        (np.isfinite(e) & (e >= 0.1 * scale), f"errors at or above 0.1 * scale = {0.1 * scale:g}"),
+        ((e > 0) & (e <= ROUND_OFF * scale),
+         f"errors at round-off (below {ROUND_OFF * scale:.2g}): use larger steps there"),
+    ]
+    good = ~np.any([mask for mask, _ in reasons], axis=0)
+    usable = np.isfinite(e) & (e > 0)
+    slope = (float(np.polyfit(np.log(h[usable]), np.log(e[usable]), 1)[0])
+             if usable.sum() >= 2 else np.nan)
+    local = np.diff(np.log(e[good])) / np.diff(np.log(h[good])) if good.sum() >= 2 else np.zeros(0)
+    notes = [f"steps {_steps(h[mask])} s: {why}" for mask, why in reasons if np.any(mask)]
+    out = ~good
+    if len(local):
+        off = np.flatnonzero(np.abs(local - local[0]) > tol)
+        if len(off):
+            far = h[good][off[0] + 1:]  # the larger step of the first pair off, and beyond
+            out |= np.isin(h, far)
+            notes.append(f"steps {_steps(far)} s: local slopes {np.round(local, 2).tolist()} "
+                         f"(from the smallest step up) differ by more than tol = {tol:g}; "
+                         "try smaller steps")
+        elif np.any(np.abs(local - slope) > tol):
+            notes.append(f"local slopes {np.round(local, 2).tolist()} differ from the fitted "
+                         f"{slope:.2f} by more than tol = {tol:g}; try smaller steps")
+    if good.sum() < 3:
+        notes.append(f"{good.sum()} steps in range: give three or more, so that two local "
+                     "slopes can agree")
+    note = "; ".join(notes)
+    if note:
+        warnings.warn(f"order: the steps are not in the asymptotic range, so the slope "
+                      f"{slope:.2f} is not the method's order: {note}", OrderWarning,
+                      stacklevel=2)
+    return Order(slope, local, tuple(float(x) for x in h[out][::-1]), note)
+
+
+def _steps(h: np.ndarray) -> str:
+    return ", ".join(f"{x:.3g}" for x in h[::-1])
 
 
 class _Timer:

@@ -344,12 +344,15 @@ def convergence(histories: dict[str, np.ndarray], *, ylabel: str = "relative err
 
 def order_of_accuracy(dts: Sequence[float], errors: dict[str, Sequence[float]], *,
                       slopes: Iterable[int] = (1, 2, 4), ylabel: str = "global error [m]",
-                      ax=None):
+                      scale: float = 1.0, ax=None):
     """Log-log global error against the step dt [s], one line per label: {label: errors}.
 
-    For each p in slopes a dashed line C dt^p is drawn below the methods whose fitted order
-    (msim.accuracy.order) rounds to p, through 1/3 of their smallest error at the largest
-    step, and labelled "slope p" at its small-step end.
+    Each method's order is fitted and checked by msim.accuracy.order (scale as there): a method
+    whose steps are in the asymptotic range is labelled "fitted order p" and drawn solid; one
+    whose steps are not (its local slopes disagree; order warns OrderWarning naming the steps)
+    is labelled "slope p, not asymptotic" and drawn dotted. For each p in slopes a dashed line
+    C dt^p is drawn below the asymptotic methods whose order rounds to p, through 1/3 of their
+    smallest error at the largest step, and labelled "slope p" at its small-step end.
     """
     from .accuracy import order
 
@@ -358,11 +361,13 @@ def order_of_accuracy(dts: Sequence[float], errors: dict[str, Sequence[float]], 
     fitted = {}
     for label, e in errors.items():
         e = np.asarray(e, dtype=float)
-        fitted[label] = order(dts, e)
-        ax.loglog(dts, e, "o-", label=f"{label} (fitted order {fitted[label]:.2f})")
+        fitted[label] = q = order(dts, e, scale=scale)
+        text = f"fitted order {q:.2f}" if q.asymptotic else f"slope {q:.2f}, not asymptotic"
+        ax.loglog(dts, e, "o-" if q.asymptotic else "o:", label=f"{label} ({text})")
     big = np.argmax(dts)
     for p in slopes:
-        below = [np.asarray(errors[k], float)[big] for k, q in fitted.items() if round(q) == p]
+        below = [np.asarray(errors[k], float)[big] for k, q in fitted.items()
+                 if q.asymptotic and round(q) == p]
         if below:
             line = min(below) / 3 * (dts / dts[big]) ** p
             ax.loglog(dts, line, "--", color="0.4", linewidth=1)

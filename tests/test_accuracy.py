@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import msim
-from msim.accuracy import (global_error, order, oscillator, oscillator_positions,
+from msim.accuracy import (OrderWarning, global_error, order, oscillator, oscillator_positions,
                            reference_positions, relative_errors, solver_costs, steps_for,
                            time_to_accuracy)
 from msim.experiments import exact_objective
@@ -28,7 +28,8 @@ def test_each_method_has_its_order_on_the_linear_oscillator(method, p):
     dts = 1.0 / np.array([800, 1600, 3200])  # omega h from 0.0125 down
     errors = global_error(oscillator, method, dts, 1.0, oscillator_positions(1.0),
                           **ORDERS[method, p])
-    assert order(dts, errors) == pytest.approx(p, abs=0.1)
+    fitted = order(dts, errors)
+    assert fitted == pytest.approx(p, abs=0.1) and fitted.asymptotic
 
 
 @pytest.mark.parametrize("method,p", list(ORDERS), ids=lambda x: str(x))
@@ -41,7 +42,57 @@ def test_each_method_has_its_order_on_a_falling_cloth(method, p):
     dts = 0.25 / np.array([200, 400, 800])
     reference = reference_positions(make, 0.25, 0.25 / 20000)
     errors = global_error(make, method, dts, 0.25, reference, **ORDERS[method, p])
-    assert order(dts, errors) == pytest.approx(p, abs=0.1)
+    fitted = order(dts, errors)
+    assert fitted == pytest.approx(p, abs=0.1) and fitted.asymptotic
+
+
+@pytest.mark.parametrize("method,p", [("implicit_euler", 1), ("bdf2", 2), ("rk4", 4)])
+def test_steps_in_the_asymptotic_range_give_the_order_and_say_so(method, p):
+    dts = 1.0 / np.array([800, 1600, 3200])  # omega h = 0.0125 down to 0.003
+    errors = global_error(oscillator, method, dts, 1.0, oscillator_positions(1.0),
+                          **ORDERS[method, p])
+    fitted = order(dts, errors)
+    assert fitted == pytest.approx(p, abs=0.05) and fitted.asymptotic
+    assert fitted.out_of_range == ()
+    # the local slopes, between successive steps from the smallest up, agree with the fit
+    assert len(fitted.local) == 2
+    np.testing.assert_allclose(fitted.local, p, atol=0.05)
+
+
+@pytest.mark.parametrize("method,p,steps", [("bdf2", 2, [20, 40, 80, 160]),
+                                            ("rk4", 4, [10, 20, 40, 80])])
+def test_steps_too_large_for_the_asymptotic_range_are_flagged(method, p, steps):
+    # steps a student took (omega h from 0.5 or 1 down): BDF2's slope came out near 1.5 and
+    # RK4's near 3.65, far from 2 and 4, because the largest steps are not yet in the range
+    # where the error falls as C h^p
+    dts = 1.0 / np.array(steps)
+    errors = global_error(oscillator, method, dts, 1.0, oscillator_positions(1.0),
+                          **ORDERS[method, p])
+    with pytest.warns(OrderWarning, match=r"not in the asymptotic range.*smaller steps"):
+        fitted = order(dts, errors)
+    assert not fitted.asymptotic and abs(fitted - p) > 0.3
+    # named: the largest step is out of range, the smallest is not
+    assert dts.max() in fitted.out_of_range and dts.min() not in fitted.out_of_range
+    # with steps sixteen times smaller the same method is in range
+    small = dts / 16
+    errors = global_error(oscillator, method, small, 1.0, oscillator_positions(1.0),
+                          **ORDERS[method, p])
+    assert order(small, errors).asymptotic
+
+
+def test_order_flags_round_off_divergence_and_too_few_steps():
+    dts = np.array([1e-3, 2e-3, 4e-3])
+    with pytest.warns(OrderWarning, match=r"round-off"):
+        assert not order(dts, [1e-17, 8e-16, 6.4e-14]).asymptotic
+    with pytest.warns(OrderWarning, match=r"diverged"):
+        fitted = order(dts, [1e-6, 4e-6, np.inf])
+    assert fitted.out_of_range == (4e-3,) and fitted == pytest.approx(2.0)
+    with pytest.warns(OrderWarning, match=r"three or more"):
+        assert not order(dts[:2], [1e-6, 4e-6]).asymptotic
+    with pytest.raises(ValueError, match=r"errors: expected 3 values, one per step, got 2"):
+        order(dts, [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"dts: expected distinct steps > 0"):
+        order([1e-3, 1e-3, 2e-3], [1.0, 2.0, 3.0])
 
 
 def test_a_step_that_does_not_divide_the_duration_is_refused():

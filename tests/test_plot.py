@@ -223,3 +223,21 @@ def test_order_of_accuracy_draws_each_method_and_the_slopes_they_have():
     np.testing.assert_allclose(slope2, 3.0 * 4e-3**2 / 3 * (dts / 4e-3) ** 2)
     assert ax.get_xlabel() == "time step h [s]" and ax.get_ylabel() == "global error [m]"
     matplotlib.pyplot.close(fig)
+
+
+def test_order_of_accuracy_marks_steps_out_of_the_asymptotic_range():
+    # a second-order error whose largest step is not in range: C h^2 (1 + h / 2e-3)
+    dts = np.array([1e-3, 2e-3, 4e-3, 8e-3])
+    errors = {"in range": 3.0 * dts**2, "too large": 3.0 * dts**2 * (1 + dts / 2e-3)}
+    with pytest.warns(msim.accuracy.OrderWarning, match=r"steps 0.008, 0.004 s"):
+        fig = plot.order_of_accuracy(dts, errors)
+    ax = fig.axes[0]
+    lines = ax.get_lines()
+    assert lines[0].get_label() == "in range (fitted order 2.00)"
+    assert lines[1].get_label().startswith("too large (slope 2.58")
+    assert lines[1].get_label().endswith(", not asymptotic)")
+    assert lines[0].get_linestyle() == "-" and lines[1].get_linestyle() == ":"
+    # the slope-2 line is drawn for the method in range only: a third of its error at 8 ms
+    assert [t.get_text() for t in ax.texts] == ["slope 2"]
+    np.testing.assert_allclose(lines[2].get_ydata(), 3.0 * dts**2 / 3)
+    matplotlib.pyplot.close(fig)

@@ -4,7 +4,8 @@
   C h^p (Hairer, Norsett and Wanner, Solving ODEs I, II.3). `global_error` measures it
   against the closed form of a linear `oscillator` or a reference trajectory
   (`reference_positions`, RK4 at a much smaller step), `order` fits p.
-* Solvers of an implicit step: relative error in the step's objective g against wall time
+* Solvers of an implicit step: relative error in the step's objective g,
+  (g_k - g*) / (g_0 - g*) (`relative_error`, Liu et al. 2013), against wall time
   (`solver_costs`, `time_to_accuracy`), with g* from Newton to a tight tolerance
   (`msim.experiments.exact_objective`).
 """
@@ -204,9 +205,25 @@ class _Timer:
         return min(seconds), info.objectives
 
 
-def relative_errors(objectives: np.ndarray, g_star: float) -> np.ndarray:
-    """|g_k - g*| / |g*| for an objective history g_k [J] and the minimum g* [J]."""
-    return np.abs(np.asarray(objectives, dtype=float) - g_star) / abs(g_star)
+def relative_error(objectives: Sequence[float], g_star: float) -> np.ndarray:
+    """The relative error in g of each iterate of one implicit step, (g_k - g*) / (g_0 - g*):
+    the share of the start's error in the objective that iteration k leaves (Liu, Bargteil,
+    O'Brien and Kavan 2013, Fast simulation of mass-spring systems, Fig. 2 and 3).
+
+    objectives (k+1,): g_0 (the start point) .. g_k [J], e.g. StepInfo.objectives; g_star: g
+    at the step's minimiser [J] (`msim.experiments.exact_objective`). Returns (k+1,), 1 at
+    the start, 0 at the minimum; negative only where g* is not the true minimum. It depends
+    on where the iterations start: compare solvers from one start. The one definition of
+    relative error in g in msim (experiments, solver_costs, time_to_accuracy, the notebooks,
+    the benchmarks). ValueError when g_0 = g* (nothing to relate to).
+    """
+    g = np.asarray(objectives, dtype=float)
+    if g.ndim != 1 or not len(g):
+        raise ValueError(f"objectives: expected a history (k+1,) of g [J], got shape {g.shape}")
+    if g[0] == g_star:
+        raise ValueError(f"objectives: the start g_0 = {g[0]:g} J is g* already: no error to "
+                         "relate to")
+    return (g - g_star) / (g[0] - g_star)
 
 
 def solver_costs(sim: System, dt: float, options: Mapping[str, Any], caps: Iterable[int],
@@ -216,29 +233,31 @@ def solver_costs(sim: System, dt: float, options: Mapping[str, Any], caps: Itera
     {"solver": "fms", "acceleration": "anderson"}), run once per cap in caps with tol = 0.
 
     seconds [s]: the smallest StepInfo.seconds (wall time in C) of `repeats` runs stopped at
-    that cap, after one untimed step (see `_Timer`); errors: |g_k - g*| / |g*| at that cap.
+    that cap, after one untimed step (see `_Timer`); errors: the relative error in g
+    (`relative_error`, Liu et al. 2013) at that cap.
     Each point is a whole run stopped there, so the time is what that accuracy costs,
     start-up of the step included. sim is not changed.
     """
     timer = _Timer(sim, dt, method, options)
     points = [timer.step(as_int("caps", cap, 1), repeats) for cap in caps]
     seconds = np.array([s for s, _ in points])
-    return seconds, np.array([relative_errors(g, g_star)[-1] for _, g in points])
+    return seconds, np.array([relative_error(g, g_star)[-1] for _, g in points])
 
 
 def time_to_accuracy(sim: System, dt: float, options: Mapping[str, Any],
                      targets: Iterable[float], cap: int, g_star: float, *,
                      method: str = "implicit_euler", repeats: int = 3
                      ) -> list[tuple[float, int] | None]:
-    """(seconds [s], iterations) one step of `method` with `options` takes to bring
-    |g_k - g*| / |g*| to each target, None where `cap` iterations do not reach it.
+    """(seconds [s], iterations) one step of `method` with `options` takes to bring the
+    relative error in g (`relative_error`) to each target, None where `cap` iterations do not
+    reach it.
 
     One run at the cap gives the error after every iteration; for each target the first
     iteration k at or below it is then timed as a run capped at k (smallest of `repeats`,
     after one untimed step: see `_Timer`). sim is not changed.
     """
     timer = _Timer(sim, dt, method, options)
-    errors = relative_errors(timer.step(as_int("cap", cap, 1))[1], g_star)
+    errors = relative_error(timer.step(as_int("cap", cap, 1))[1], g_star)
     seconds: dict[int, float] = {}  # targets reached at one iteration share its time
     out: list[tuple[float, int] | None] = []
     for target in targets:

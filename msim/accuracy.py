@@ -126,9 +126,11 @@ def order(dts: Sequence[float], errors: Sequence[float], *, tol: float = 0.1,
       size of what is measured is not small) and above ROUND_OFF * scale (100 eps: round-off
       stops the error from falling);
     * the local slopes log(e_i+1 / e_i) / log(h_i+1 / h_i) agree within `tol` with each other
-      and with the fitted slope; a step whose local slope (to the next smaller step) is more
-      than tol from the one between the two smallest steps is out of range, and so is every
-      larger step;
+      and with the fitted slope. Read from the smallest steps up: a step whose local slope (to
+      the next smaller step) is more than tol from the one between the two smallest steps is
+      out of range, and so is every larger step; when the two smallest steps' slopes already
+      disagree (the steps are all too large, or an error at the fixed time passes near zero,
+      as a phase and an amplitude error can cancel), every step is out of range;
     * at least three steps (two give one slope and nothing to check it with).
 
     dts [s] (k,) distinct steps > 0, errors (k,) in any unit, scale: the size of the measured
@@ -158,16 +160,23 @@ def order(dts: Sequence[float], errors: Sequence[float], *, tol: float = 0.1,
     notes = [f"steps {_steps(h[mask])} s: {why}" for mask, why in reasons if np.any(mask)]
     out = ~good
     if len(local):
+        slopes = np.round(local, 2).tolist()
         off = np.flatnonzero(np.abs(local - local[0]) > tol)
-        if len(off):
+        if len(off) and off[0] == 1:  # the two smallest steps' slopes already disagree
+            far = h[good]
+            out |= np.isin(h, far)
+            notes.append(f"local slopes {slopes} (from the smallest step up) disagree by more "
+                         f"than tol = {tol:g} already at the smallest steps, so no step is "
+                         "known to be in range; try steps several times smaller")
+        elif len(off):
             far = h[good][off[0] + 1:]  # the larger step of the first pair off, and beyond
             out |= np.isin(h, far)
-            notes.append(f"steps {_steps(far)} s: local slopes {np.round(local, 2).tolist()} "
-                         f"(from the smallest step up) differ by more than tol = {tol:g}; "
-                         "try smaller steps")
+            notes.append(f"steps {_steps(far)} s: local slopes {slopes} (from the smallest "
+                         f"step up) differ from the smallest steps' by more than tol = "
+                         f"{tol:g}; try smaller steps")
         elif np.any(np.abs(local - slope) > tol):
-            notes.append(f"local slopes {np.round(local, 2).tolist()} differ from the fitted "
-                         f"{slope:.2f} by more than tol = {tol:g}; try smaller steps")
+            notes.append(f"local slopes {slopes} differ from the fitted {slope:.2f} by more "
+                         f"than tol = {tol:g}; try smaller steps")
     if good.sum() < 3:
         notes.append(f"{good.sum()} steps in range: give three or more, so that two local "
                      "slopes can agree")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
+from urllib.parse import quote
 
 import numpy as np
 
@@ -474,7 +476,7 @@ def animate(traj: Trajectory, faces: np.ndarray | None = None,
     falling cloth is seen to fall. faces, edges, system, fixed, planes and up as in `frame`;
     spheres (k,4), or (frames,k,4) for spheres that moved during the run (the Trajectory
     does not record colliders: default the system's current ones). Returns the matplotlib
-    FuncAnimation (in a notebook, display it with IPython.display.HTML(anim.to_jshtml())).
+    FuncAnimation; in a notebook, `jshtml(anim)` shows it with play controls that work offline.
     """
     import matplotlib.pyplot as plt
     from matplotlib.animation import FuncAnimation, PillowWriter
@@ -507,3 +509,62 @@ def animate(traj: Trajectory, faces: np.ndarray | None = None,
     if path is not None:
         anim.save(path, writer=PillowWriter(fps=fps))
     return anim
+
+
+class Html:
+    """A page of HTML that Jupyter shows rendered (`_repr_html_`); str(html) is the text, to
+    write to a file."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:  # the plain-text view of a notebook, not megabytes of frames
+        return f"<msim.plot.Html: {len(self.text):,} characters>"
+
+
+# matplotlib's jshtml player draws its buttons with Font Awesome 4 icons from a CDN, which a
+# page read offline (or a documentation site that loads nothing from the web) cannot fetch:
+# the same icons as inline SVG paths on a 16 x 16 grid
+_ICONS = {
+    "play": "M4 2L14 8L4 14Z",
+    "pause": "M3 2h4v12H3zM9 2h4v12H9z",
+    "step-forward": "M2 2L10 8L2 14ZM11 2h3v12h-3z",
+    "step-backward": "M14 2L6 8L14 14ZM2 2h3v12H2z",
+    "fast-forward": "M1 2L7 8L1 14ZM7 2L13 8L7 14ZM13 2h2v12h-2z",
+    "fast-backward": "M15 2L9 8L15 14ZM9 2L3 8L9 14ZM1 2h2v12H1z",
+    "minus": "M2 7h12v2H2z",
+    "plus": "M7 2h2v5h5v2H9v5H7V9H2V7h5z",
+}
+_FONT_AWESOME_LINK = re.compile(r'<link rel="stylesheet"\s+href="https?://[^"]*font-awesome[^"]*">')
+
+
+def _icon_style() -> str:
+    rules = [".anim-buttons .fa { display: inline-block; width: 1em; height: 1em; "
+             "vertical-align: middle; background: center / contain no-repeat; }",
+             ".anim-buttons .fa-flip-horizontal { transform: scaleX(-1); }"]
+    for name, path in _ICONS.items():
+        svg = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'>"
+               f"<path d='{path}'/></svg>")
+        rules.append(f'.anim-buttons .fa-{name} {{ background-image: '
+                     f'url("data:image/svg+xml,{quote(svg)}"); }}')
+    return "<style>\n" + "\n".join(rules) + "\n</style>"
+
+
+def jshtml(anim, **options) -> Html:
+    """An animation (`animate`'s FuncAnimation) as one self-contained HTML player: the frames,
+    a slider and play, pause, step and speed buttons, with nothing loaded from the web.
+
+    matplotlib's `anim.to_jshtml()` (options go to it, e.g. fps, default_mode="loop") links
+    its button icons from a CDN; here they are inline SVG, so the controls show offline, in a
+    notebook and on the documentation site. The result is a str that a notebook displays as
+    the player (as the last expression of a cell, or with IPython.display.display);
+    str(player) is the HTML, to write to a file.
+    """
+    page = anim.to_jshtml(**options)
+    return Html(_FONT_AWESOME_LINK.sub(lambda _: _icon_style(), page, count=1))

@@ -35,6 +35,7 @@ nitpick_ignore_regex = [("py:class", r"(numpy|np|pathlib|concurrent\.futures)\..
 html_theme = "furo"
 html_title = f"msim {release}"
 html_static_path = ["_static"]
+html_css_files = ["msim.css"]
 
 # the notebooks, executed as a gallery: an error in a cell fails the build
 nb_execution_mode = "cache"
@@ -59,8 +60,11 @@ autodoc_docstring_signature = False
 
 
 def _docstring_as_written(app, what, name, obj, options, lines):
+    # msim.css wraps these blocks where a line is wider than the column, instead of clipping
+    # it behind a horizontal scroll bar
     if lines:
-        lines[:] = [".. code-block:: text", ""] + ["    " + line for line in lines] + [""]
+        lines[:] = ([".. code-block:: text", "   :class: msim-docstring", ""]
+                    + ["    " + line for line in lines] + [""])
 
 
 def _generate(app):

@@ -1,8 +1,9 @@
 """Experiments that reproduce published results; the notebooks and the tests call these.
 
 Liu, Bargteil, O'Brien and Kavan 2013 (Fast simulation of mass-spring systems), Fig. 2 and 3:
-the relative error of the incremental potential, (g(x_i) - g(x*)) / (g(x_0) - g(x*)), against
-the iteration count i of one implicit Euler step (h = 1/30 s) of a swinging curtain.
+the relative error of the incremental potential, (g(x_i) - g(x*)) / (g(x_0) - g(x*))
+(`relative_error`, defined in msim.accuracy), against the iteration count i of one implicit
+Euler step (h = 1/30 s) of a swinging curtain.
 
 * `swinging_curtain` builds the paper's curtain (1 m x 1 m, 1 kg, pinned along its top edge,
   structural + bending + one shear diagonal: 32,158 springs on 81 x 81 vertices) and swings
@@ -18,6 +19,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+from .accuracy import relative_error
 from .mesh import cloth_grid
 from .methods import as_int, cap_name
 from .system import System
@@ -89,12 +91,6 @@ def exact_step(sim: System, dt: float, tol: float) -> Any:
 def exact_objective(sim: System, dt: float, tol: float = 1e-9) -> float:
     """g* [J]: g at the minimiser of sim's next implicit Euler step (sim is not changed)."""
     return float(exact_step(sim.copy(), dt, tol).objectives[-1])
-
-
-def relative_error(objectives: np.ndarray, g_star: float) -> np.ndarray:
-    """(g_i - g*) / (g_0 - g*) for a history of objective values g_i [J]."""
-    objectives = np.asarray(objectives, dtype=float)
-    return (objectives - g_star) / (objectives[0] - g_star)
 
 
 def fms_convergence(sim: System, dt: float, iterations: int, runs: Mapping[str, Run],

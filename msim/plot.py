@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
+from urllib.parse import quote
 
 import numpy as np
 
@@ -26,18 +28,33 @@ def _axes(ax, projection: str | None = None, width: float = 6.4):
 LEGEND_WIDTH = 9.6
 
 
-def _legend(ax) -> None:
-    """The legend of ax beside the axes, top right, where no curve can be under it."""
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
+def _legend(ax, handles=None) -> None:
+    """The legend of ax (of `handles` when given) beside the axes, top right, where no curve
+    can be under it."""
+    ax.legend(handles=handles, fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
+
+
+# energy(): one line style per term, the run's colour for every term of a run
+TERM_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 3)))
+TERM_KEY_COLOUR = "0.35"  # the legend's entries for the terms: their style in a neutral grey
 
 
 def energy(runs: Trajectory | Iterable[Trajectory], *, terms: Iterable[str] = ("total",),
            relative: bool = False, ax=None):
     """Energy [J] against time [s] for one or several trajectories, one line per run and term.
 
-    terms: any of kinetic, spring, gravity, total. relative=True plots E(t) - E(0). Each line
-    is labelled with the run's method, step and the options it was given.
+    Each run has one colour (matplotlib's colour cycle, in the order given) and each term one
+    line style (solid, dashed, dotted, dash-dot, ... in the order of `terms`), so the legend
+    tells run by colour and term by style: with several terms it lists the runs (their colour,
+    solid) and then the terms (their style, in grey); with one term, the runs' lines. Each run
+    is labelled with its method, step and the options it was given (its lines' labels add the
+    term).
+
+    terms: any of the trajectories' energy names (kinetic, spring, gravity, collision, total).
+    relative=True plots E(t) - E(0).
     """
+    from matplotlib.lines import Line2D
+
     runs = _trajectories(runs)
     terms = tuple(terms)  # read once: a generator would be used up by the first run
     for term in terms:
@@ -45,22 +62,38 @@ def energy(runs: Trajectory | Iterable[Trajectory], *, terms: Iterable[str] = ("
             raise ValueError(f"terms: expected names among {sorted(runs[0].energies)}, got "
                              f"{term!r}")
     fig, ax = _axes(ax, width=LEGEND_WIDTH)
-    for run in runs:
-        for term in terms:
+    colours = _colour_cycle()
+    keys = []
+    for k, run in enumerate(runs):
+        label = f"{run.method} h={run.dt:.3g}"
+        if run.options:
+            label += " (" + ", ".join(f"{name}={v}" for name, v in run.options.items()) + ")"
+        if run.diverged is not None:
+            label += f" (diverged at step {run.diverged})"
+        colour = colours[k % len(colours)]
+        for j, term in enumerate(terms):
             e = run.energies[term]
-            label = f"{run.method} h={run.dt:.3g}"
-            if run.options:
-                label += " (" + ", ".join(f"{k}={v}" for k, v in run.options.items()) + ")"
-            if len(terms) > 1:
-                label += f" {term}"
-            if run.diverged is not None:
-                label += f" (diverged at step {run.diverged})"
-            ax.plot(run.times, e - e[0] if relative else e, label=label)
+            ax.plot(run.times, e - e[0] if relative else e, color=colour,
+                    linestyle=TERM_STYLES[j % len(TERM_STYLES)],
+                    label=f"{label} {term}" if len(terms) > 1 else label)
+        keys.append(Line2D([], [], color=colour, linestyle="-", label=label))
+    if len(terms) > 1:
+        keys += [Line2D([], [], color=TERM_KEY_COLOUR, linestyle=TERM_STYLES[j % len(TERM_STYLES)],
+                        label=term) for j, term in enumerate(terms)]
+    else:
+        keys = None  # the lines themselves
     ax.set_xlabel("time [s]")
     ax.set_ylabel("energy change [J]" if relative else "energy [J]")
-    _legend(ax)
+    _legend(ax, keys)
     ax.grid(True, alpha=0.3)
     return fig
+
+
+def _colour_cycle() -> list:
+    """The colours of matplotlib's property cycle (rcParams), tab10 by default."""
+    import matplotlib
+
+    return matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
 
 
 def _trajectories(runs) -> list[Trajectory]:
@@ -270,18 +303,36 @@ def _drawing_order(up: int) -> list[int]:
     return [(up + 1) % 3, (up + 2) % 3, up]
 
 
+# 3D axes. mplot3d places tick labels (pad + 8 points) and axis labels (labelpad + 21 points)
+# away from the box in data units scaled by the box's sides, so on a box drawn to scale with a
+# thin side (a hanging cloth, a curtain) its default pads put a tick mark through a label's
+# minus sign and the axis label on the tick labels. The pads below grow with the largest
+# ratio of the box's longest side to another side (up to PAD_GROWTH_MAX); measured clear on
+# hanging, flat, sagging and curtain cloths, a cloth on a sphere and a cube on the ground.
+TICK_LABEL_PAD = 8.0
+AXIS_LABEL_PAD = 12.0
+PAD_GROWTH_MAX = 5.0
+TICKS_PER_LONGEST_SIDE = 4  # tick intervals on the longest side, fewer on shorter ones
+BOX_ZOOM = 0.75  # of the axes: room for the tick and axis labels around the box
+
+
 def _set_view(ax, box: np.ndarray, order: list[int]) -> None:
     """Limits from the (3,2) box (drawing order) and a box aspect equal to its spans; ticks
-    as dense on every axis (a short axis gets fewer, so that their labels do not overlap)."""
+    as dense on every axis (a short axis gets fewer, down to one, so that their labels do not
+    overlap), their labels clear of the tick marks and of the axis labels."""
     from matplotlib.ticker import MaxNLocator
 
     spans = box[:, 1] - box[:, 0]
-    for axis, (lo, hi), world, span in zip("xyz", box, order, spans):
+    ratio = spans / spans.max()
+    for k, (axis, (lo, hi), world) in enumerate(zip("xyz", box, order)):
+        growth = min(PAD_GROWTH_MAX, 1 / np.delete(ratio, k).min())
         getattr(ax, f"set_{axis}lim")(lo, hi)
-        getattr(ax, f"set_{axis}label")(f"{'xyz'[world]} [m]")
-        bins = max(1, int(round(6 * span / spans.max())))
-        getattr(ax, f"{axis}axis").set_major_locator(MaxNLocator(bins))
-    ax.set_box_aspect(spans, zoom=0.85)  # room for the tick and axis labels
+        getattr(ax, f"set_{axis}label")(f"{'xyz'[world]} [m]",
+                                        labelpad=AXIS_LABEL_PAD * growth)
+        bins = max(1, int(TICKS_PER_LONGEST_SIDE * ratio[k]))
+        getattr(ax, f"{axis}axis").set_major_locator(MaxNLocator(bins, min_n_ticks=1))
+        getattr(ax, f"{axis}axis").set_tick_params(pad=TICK_LABEL_PAD * growth)
+    ax.set_box_aspect(spans, zoom=BOX_ZOOM)
 
 
 def _shade(triangles: np.ndarray, rgba) -> np.ndarray:
@@ -344,12 +395,15 @@ def convergence(histories: dict[str, np.ndarray], *, ylabel: str = "relative err
 
 def order_of_accuracy(dts: Sequence[float], errors: dict[str, Sequence[float]], *,
                       slopes: Iterable[int] = (1, 2, 4), ylabel: str = "global error [m]",
-                      ax=None):
+                      scale: float = 1.0, ax=None):
     """Log-log global error against the step dt [s], one line per label: {label: errors}.
 
-    For each p in slopes a dashed line C dt^p is drawn below the methods whose fitted order
-    (msim.accuracy.order) rounds to p, through 1/3 of their smallest error at the largest
-    step, and labelled "slope p" at its small-step end.
+    Each method's order is fitted and checked by msim.accuracy.order (scale as there): a method
+    whose steps are in the asymptotic range is labelled "fitted order p" and drawn solid; one
+    whose steps are not (its local slopes disagree; order warns OrderWarning naming the steps)
+    is labelled "slope p, not asymptotic" and drawn dotted. For each p in slopes a dashed line
+    C dt^p is drawn below the asymptotic methods whose order rounds to p, through 1/3 of their
+    smallest error at the largest step, and labelled "slope p" at its small-step end.
     """
     from .accuracy import order
 
@@ -358,11 +412,13 @@ def order_of_accuracy(dts: Sequence[float], errors: dict[str, Sequence[float]], 
     fitted = {}
     for label, e in errors.items():
         e = np.asarray(e, dtype=float)
-        fitted[label] = order(dts, e)
-        ax.loglog(dts, e, "o-", label=f"{label} (fitted order {fitted[label]:.2f})")
+        fitted[label] = q = order(dts, e, scale=scale)
+        text = f"fitted order {q:.2f}" if q.asymptotic else f"slope {q:.2f}, not asymptotic"
+        ax.loglog(dts, e, "o-" if q.asymptotic else "o:", label=f"{label} ({text})")
     big = np.argmax(dts)
     for p in slopes:
-        below = [np.asarray(errors[k], float)[big] for k, q in fitted.items() if round(q) == p]
+        below = [np.asarray(errors[k], float)[big] for k, q in fitted.items()
+                 if q.asymptotic and round(q) == p]
         if below:
             line = min(below) / 3 * (dts / dts[big]) ** p
             ax.loglog(dts, line, "--", color="0.4", linewidth=1)
@@ -420,7 +476,7 @@ def animate(traj: Trajectory, faces: np.ndarray | None = None,
     falling cloth is seen to fall. faces, edges, system, fixed, planes and up as in `frame`;
     spheres (k,4), or (frames,k,4) for spheres that moved during the run (the Trajectory
     does not record colliders: default the system's current ones). Returns the matplotlib
-    FuncAnimation (in a notebook, display it with IPython.display.HTML(anim.to_jshtml())).
+    FuncAnimation; in a notebook, `jshtml(anim)` shows it with play controls that work offline.
     """
     import matplotlib.pyplot as plt
     from matplotlib.animation import FuncAnimation, PillowWriter
@@ -438,7 +494,7 @@ def animate(traj: Trajectory, faces: np.ndarray | None = None,
     every_sphere = per_frame.reshape(-1, 4) if per_frame is not None else scene.spheres
     box = replace(scene, spheres=_rows4("spheres", every_sphere)).limits(
         traj.positions.reshape(-1, 3))
-    fig = plt.figure(figsize=(5, 4), layout="constrained")
+    fig = plt.figure(figsize=(5, 4.5), layout="constrained")
     ax = fig.add_subplot(projection="3d")
 
     def draw(k: int):
@@ -453,3 +509,62 @@ def animate(traj: Trajectory, faces: np.ndarray | None = None,
     if path is not None:
         anim.save(path, writer=PillowWriter(fps=fps))
     return anim
+
+
+class Html:
+    """A page of HTML that Jupyter shows rendered (`_repr_html_`); str(html) is the text, to
+    write to a file."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:  # the plain-text view of a notebook, not megabytes of frames
+        return f"<msim.plot.Html: {len(self.text):,} characters>"
+
+
+# matplotlib's jshtml player draws its buttons with Font Awesome 4 icons from a CDN, which a
+# page read offline (or a documentation site that loads nothing from the web) cannot fetch:
+# the same icons as inline SVG paths on a 16 x 16 grid
+_ICONS = {
+    "play": "M4 2L14 8L4 14Z",
+    "pause": "M3 2h4v12H3zM9 2h4v12H9z",
+    "step-forward": "M2 2L10 8L2 14ZM11 2h3v12h-3z",
+    "step-backward": "M14 2L6 8L14 14ZM2 2h3v12H2z",
+    "fast-forward": "M1 2L7 8L1 14ZM7 2L13 8L7 14ZM13 2h2v12h-2z",
+    "fast-backward": "M15 2L9 8L15 14ZM9 2L3 8L9 14ZM1 2h2v12H1z",
+    "minus": "M2 7h12v2H2z",
+    "plus": "M7 2h2v5h5v2H9v5H7V9H2V7h5z",
+}
+_FONT_AWESOME_LINK = re.compile(r'<link rel="stylesheet"\s+href="https?://[^"]*font-awesome[^"]*">')
+
+
+def _icon_style() -> str:
+    rules = [".anim-buttons .fa { display: inline-block; width: 1em; height: 1em; "
+             "vertical-align: middle; background: center / contain no-repeat; }",
+             ".anim-buttons .fa-flip-horizontal { transform: scaleX(-1); }"]
+    for name, path in _ICONS.items():
+        svg = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'>"
+               f"<path d='{path}'/></svg>")
+        rules.append(f'.anim-buttons .fa-{name} {{ background-image: '
+                     f'url("data:image/svg+xml,{quote(svg)}"); }}')
+    return "<style>\n" + "\n".join(rules) + "\n</style>"
+
+
+def jshtml(anim, **options) -> Html:
+    """An animation (`animate`'s FuncAnimation) as one self-contained HTML player: the frames,
+    a slider and play, pause, step and speed buttons, with nothing loaded from the web.
+
+    matplotlib's `anim.to_jshtml()` (options go to it, e.g. fps, default_mode="loop") links
+    its button icons from a CDN; here they are inline SVG, so the controls show offline, in a
+    notebook and on the documentation site. The result is a str that a notebook displays as
+    the player (as the last expression of a cell, or with IPython.display.display);
+    str(player) is the HTML, to write to a file.
+    """
+    page = anim.to_jshtml(**options)
+    return Html(_FONT_AWESOME_LINK.sub(lambda _: _icon_style(), page, count=1))

@@ -1,14 +1,19 @@
-"""Ready-made scenes: each function returns a `Scene` holding a System, faces to draw and a
-time step that suits it.
+"""Ready-made scenes: each function returns a `Scene` holding the System a run starts from,
+faces to draw and a time step that suits it.
 
     scene = msim.scenes.cloth_on_sphere()
-    traj = scene.run(60, "fms")
-    msim.plot.frame(traj.positions[-1], scene.faces)
+    runs = {m: scene.run(60, m) for m in ("fms", "xpbd")}   # each from the same start
+    msim.plot.frame(runs["xpbd"].positions[-1], scene.faces, system=scene.system)
+
+How small a step must be: `stability_limit(system, method)` (the largest stable step of the
+explicit methods, from the Gershgorin bound `omega_max`), `stable_dt` and `midpoint_dt`, which
+`Scene.dt_for` picks from.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -19,76 +24,208 @@ from .methods import resolve
 from .system import System, Trajectory
 
 
+class SceneEditWarning(UserWarning):
+    """`Scene.run` found `scene.system` (the System the last run stepped, or before any run a
+    copy of the start) edited since: the new run starts from `scene.initial` and does not see
+    the edit."""
+
+
 @dataclass
 class Scene:
-    """A System with what it takes to run and draw it.
+    """A System to start runs from, with what it takes to run and draw them.
 
-    faces (f,3) triangles for drawing; dt [s] a step for the implicit methods (h = 1/30 unless
-    said); before_step(sim) scripted motion run before every step (None for static scenes).
+    initial: the System every `run` starts from; it is never stepped. Edit it (its stiffness,
+    damping, colliders, state) to change every later run. faces (f,3) triangles for drawing;
+    dt [s] a step for the implicit methods (h = 1/30 unless said); before_step(sim) scripted
+    motion run before every step (None for static scenes).
+
+    system: the System the last `run` (or `resume`) stepped, so that a frame or a view of the
+    last run can draw its colliders where the run left them
+    (`msim.plot.frame(traj.positions[-1], scene.faces, system=scene.system)`). Before any run it
+    is a copy of initial. Each run steps a new copy of initial, so a System kept from an
+    earlier run stays as that run left it.
+
+    Why each run starts afresh: a loop `for m in methods: scene.run(60, m)` then compares the
+    methods from one start, as a comparison needs; a run that continued the last one would
+    start each method where the previous one ended. To continue, say so: `scene.resume`.
     """
 
     name: str
-    system: System
+    initial: System
     faces: np.ndarray
     dt: float = 1 / 30
     before_step: Callable[[System], None] | None = None
+    system: System = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.initial, System):
+            raise TypeError(f"initial: expected an msim.System, got "
+                            f"{type(self.initial).__name__}")
+        self._take(self.initial.copy())
 
     def dt_for(self, method: str) -> float:
-        """The step [s] `run` takes with `method`: self.dt for implicit and linearised implicit
-        Euler, BDF2, FMS and XPBD; for the explicit methods (explicit and symplectic Euler,
-        RK4, velocity Verlet), whose stability depends on the step, `stable_dt(self.system)`
-        (times sqrt(2) for RK4, whose stability limit is 2 sqrt(2) / omega_max) when that is
-        smaller; for implicit midpoint `midpoint_dt(self.system)` when that is smaller."""
+        """The step [s] `run` takes with `method`, the scene's dt unless a smaller one is needed.
+
+        * implicit and linearised implicit Euler, BDF2, FMS and XPBD: self.dt (their linear
+          stability limit is infinite, `stability_limit`).
+        * symplectic Euler and velocity Verlet (stable below 2 / omega_max) and RK4 (below
+          2 sqrt(2) / omega_max): half that limit, `stable_dt(self.initial) * c / 2` with c = 2
+          or 2 sqrt(2) (`EXPLICIT`), when it is below self.dt; omega_max is the Gershgorin bound
+          on the stiffest mode (`omega_max`), so the half leaves room for a vertex touching two
+          colliders and for the bound's own error.
+        * explicit Euler: symplectic Euler's step. It has no stable step without damping (a
+          mode of frequency omega grows by sqrt(1 + (omega h)^2) per step at every h;
+          `stability_limit` gives 0), and with damping c its stable steps end near
+          c / omega_max^2, thousands of times smaller than a step that shows motion. At
+          symplectic Euler's step its stiffest mode grows by sqrt(2) per step once excited:
+          the two Eulers compare at one step, and explicit Euler's divergence is what it
+          teaches.
+        * implicit midpoint: `midpoint_dt(self.initial)`, when below self.dt: it is stable on a
+          linear mode at every h but damps nothing, and stiff rotating springs and penalty
+          contact pump energy into it at omega h >> 1.
+        """
         resolve(method, {})
         if method in EXPLICIT:
-            return min(self.dt, stable_dt(self.system) * EXPLICIT[method] / 2.0)
+            return min(self.dt, stable_dt(self.initial) * EXPLICIT[method] / 2.0)
         if method == "implicit_midpoint":
-            return min(self.dt, midpoint_dt(self.system))
+            return min(self.dt, midpoint_dt(self.initial))
         return self.dt
 
     def run(self, steps: int, method: str, *, dt: float | None = None,
             **options: Any) -> Trajectory:
-        """Simulate `steps` steps of `method` (at dt_for(method) unless dt is given) with the
-        script."""
-        return self.system.simulate(steps, self.dt_for(method) if dt is None else dt, method,
+        """Simulate `steps` steps of `method` from the scene's start, `initial`, on a new copy
+        of it (at dt_for(method) unless dt [s] is given), with the script; options go to every
+        step. The copy becomes `scene.system`. Warns SceneEditWarning when `scene.system` was
+        edited since the last run: that edit is not in this run (edit `scene.initial`)."""
+        self._warn_if_edited()
+        self._take(self.initial.copy())
+        return self.resume(steps, method, dt=dt, **options)
+
+    def resume(self, steps: int, method: str, *, dt: float | None = None,
+               **options: Any) -> Trajectory:
+        """Continue `scene.system` (where the last run or resume ended) by `steps` steps of
+        `method`, as `run` would step; the Trajectory's frame 0 is where it continues from."""
+        traj = self.system.simulate(steps, self.dt_for(method) if dt is None else dt, method,
                                     before_step=self.before_step, **options)
+        self._left = _model(self.system)
+        return traj
+
+    def _take(self, system: System) -> None:
+        """Make `system` scene.system and remember its model, to tell later edits."""
+        self.system = system
+        self._left = _model(system)
+
+    def _warn_if_edited(self) -> None:
+        edited = [name for name, value in _model(self.system).items()
+                  if not np.array_equal(value, self._left[name])]
+        if edited:
+            warnings.warn(f"scene.system ({', '.join(edited)}) was edited since the scene was "
+                          "built or last run; run starts from scene.initial, so this run does not see the edit: "
+                          "edit scene.initial to change every run, or continue the edited "
+                          "System with scene.resume", SceneEditWarning, stacklevel=3)
+
+
+def _model(system: System) -> dict[str, Any]:
+    """A System's model (its parameters without the positions, which are state)."""
+    model = system.parameters()
+    del model["vertices"]
+    return model
 
 
 EXPLICIT = {"explicit_euler": 2.0, "symplectic_euler": 2.0, "rk4": 2.0 * np.sqrt(2.0),
             "velocity_verlet": 2.0}
 """Methods whose stability depends on the step, with omega h at their stability limit on the
-imaginary axis (explicit Euler has none and takes symplectic Euler's, which keeps its growth
-slow)."""
+imaginary axis (explicit Euler has none: `Scene.dt_for` gives it symplectic Euler's step)."""
+
+
+def stability_limit(system: System, method: str) -> float:
+    """The largest step h [s] at which `method` keeps every linear mode of `system` bounded,
+    from the Gershgorin bound omega_max [rad/s] on its stiffest mode (`omega_max`).
+
+    * symplectic Euler, velocity Verlet: 2 / omega_max; RK4: 2 sqrt(2) / omega_max, where its
+      amplification |R(i omega h)| = |1 + z + z^2/2 + z^3/6 + z^4/24|, z = i omega h, is 1.
+      Damping only widens these; they are given without it.
+    * explicit Euler: a step maps (x, v) of a mode to (x + h d v, d v - h omega^2 x),
+      d = exp(-c h) the ether damping of rate c = system.damping [1/s] (msim damps the
+      velocity at the start of the step), a map of determinant d (1 + (omega h)^2): the
+      amplitude grows by sqrt(1 + (omega h)^2) per step and the damping takes sqrt(d). It is
+      stable while exp(-c h) (1 + (omega_max h)^2) <= 1, up to the root of that equation,
+      about c / omega_max^2 (for c << omega_max); 0 without damping (unstable at every h) and
+      inf when the damping beats the growth at every h (c >= omega_max, or nothing stiff).
+      (At steps with c h >> 1 the damping wins again, wiping out the motion each step: not
+      counted here.)
+    * implicit Euler, linearised implicit Euler, BDF2, implicit midpoint, FMS and XPBD: inf,
+      stable at every h on a linear mode. Implicit midpoint damps nothing, so on stiff
+      rotating springs and penalty contact it needs `midpoint_dt` all the same.
+
+    Returns inf when nothing is stiff (no springs, no colliders) for every method. The bound
+    omega_max is exact on one free vertex on a spring to a fixed one (omega = sqrt(k/m)) and an
+    upper bound elsewhere, so the limits are on the safe side.
+    """
+    resolve(method, {})
+    omega = omega_max(system)
+    if method not in EXPLICIT:
+        return np.inf
+    if omega == 0:
+        return np.inf
+    if method != "explicit_euler":
+        return EXPLICIT[method] / omega
+    return _explicit_euler_limit(omega, float(system.damping))
+
+
+def _explicit_euler_limit(omega: float, c: float) -> float:
+    """The smallest h > 0 with exp(-c h) (1 + (omega h)^2) = 1 [s] (see `stability_limit`),
+    found in u = omega h as the root of phi(u) = log(1 + u^2) - (c / omega) u, which falls from
+    0 to a minimum and rises to a maximum at u = (1 -+ sqrt(1 - r^2)) / r, r = c / omega."""
+    r = c / omega
+    if r == 0:
+        return 0.0
+    if r >= 1:
+        return np.inf  # phi falls for every u: the damping wins at every step
+
+    def phi(u: float) -> float:
+        return np.log1p(u * u) - r * u
+
+    lo, hi = (1 - np.sqrt(1 - r * r)) / r, (1 + np.sqrt(1 - r * r)) / r
+    if phi(hi) <= 0:
+        return np.inf
+    for _ in range(200):  # bisection to the last bit
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if phi(mid) <= 0 else (lo, mid)
+    return lo / omega
 
 
 def stable_dt(system: System, safety: float = 0.5) -> float:
-    """A step [s] at which symplectic Euler is stable: safety * 2 / omega_max.
-
-    omega_max^2, the largest eigenvalue of M^-1 K over free vertices, is bounded by a
-    Gershgorin row sum: each spring's Hessian k uu^T + k (1 - L/l)(I - uu^T) has eigenvalues k
-    and k (1 - L/l) < k, so K is at most the spring Laplacian (times I3), whose row i in M^-1 L
-    sums to 2 sum_s k_s / m_i over vertex i's springs; a contact adds contact_stiffness / m_i,
-    counted for every vertex when the system has colliders (any vertex can touch one).
-    Symplectic Euler and velocity Verlet are stable below h = 2 / omega_max, RK4 below
-    2 sqrt(2) / omega_max (where |R(i omega h)| = 1); explicit Euler is unstable at every
-    step without damping, so this step only keeps its growth slow. The safety factor leaves
-    room for a vertex touching two colliders and for damping-free runs near the edge.
-    Returns inf when nothing is stiff (no springs, no colliders).
+    """A step [s] at which symplectic Euler is stable: safety times its stability limit
+    2 / omega_max (`stability_limit`). The safety factor leaves room for a vertex touching two
+    colliders and for damping-free runs near the edge. Returns inf when nothing is stiff (no
+    springs, no colliders).
     """
-    omega = omega_max(system)
-    return safety * 2.0 / omega if omega > 0 else np.inf
+    return safety * stability_limit(system, "symplectic_euler")
 
 
 def omega_max(system: System) -> float:
     """The Gershgorin bound on the largest angular frequency [rad/s] of system's free vertices,
-    springs and contact together (see `stable_dt`); 0 when nothing is stiff."""
+    springs and contact together; 0 when nothing is stiff.
+
+    omega_max^2, the largest eigenvalue of M^-1 K over the free vertices (the fixed ones are
+    not unknowns), is at most the largest Gershgorin row sum of M^-1 L: each spring's Hessian
+    k uu^T + k (1 - L/l)(I - uu^T) has eigenvalues k and k (1 - L/l) < k, so K is at most the
+    spring Laplacian L (times I3), whose row i over the free vertices holds sum_s k_s on the
+    diagonal and k_s for each spring s to a free neighbour. A contact adds contact_stiffness
+    to the diagonal, counted for every vertex when the system has colliders (any vertex can
+    touch one). Exact for one free vertex on one spring to a fixed one: sqrt(k / m).
+    """
     mass = np.asarray(system.mass, float)
+    stiffness = np.broadcast_to(np.asarray(system.stiffness, float), (system.n_springs,))
+    free = _free(system)
     row = np.zeros(system.n_vertices)
-    for end in system.edges.T:
-        np.add.at(row, end, 2.0 * np.asarray(system.stiffness, float))
+    for end, other in (system.edges.T, system.edges.T[::-1]):
+        np.add.at(row, end, stiffness * (1.0 + free[other]))
     if _has_colliders(system):
         row += system.contact_stiffness
-    free = _free(system)
     return float(np.sqrt((row[free] / mass[free]).max(initial=0.0)))
 
 

@@ -30,7 +30,7 @@ sim = msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=1000.0, fixed=
 sim
 
 # %% [markdown]
-# The six integrators and their options (`msim.METHODS` holds the options with their
+# The ten integrators and their options (`msim.METHODS` holds the options with their
 # defaults and documentation):
 
 # %%
@@ -48,18 +48,17 @@ print(info)
 sim.energy()
 
 # %% [markdown]
-# `simulate` records frames and energies; `progress=True` shows a bar. With symplectic
-# Euler at h = 1 ms the cloth swings: kinetic and gravitational energy trade places and
-# the total stays flat (this integrator has no numerical damping, and the cloth none set).
+# `simulate` records frames and energies (in Jupyter, `progress=True` adds a progress bar).
+# With symplectic Euler at h = 1 ms the cloth swings: kinetic and gravitational energy trade
+# places and the total stays flat (this integrator has no numerical damping, and the cloth
+# none set). Each run has one colour, each energy term one line style.
 
 # %%
 state = sim.get_state()
-traj = sim.simulate(1500, 1e-3, "symplectic_euler", record_every=15, progress=True)
+traj = sim.simulate(1500, 1e-3, "symplectic_euler", record_every=15)
 fig = msim.plot.energy(traj, terms=("kinetic", "spring", "gravity", "total"))
 fig.set_size_inches(9, 4.5)
-ax = fig.axes[0]
-ax.set_title("20x20 cloth pinned at two corners, falling from horizontal")
-ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1));  # beside the curves
+fig.axes[0].set_title("20x20 cloth pinned at two corners, falling from horizontal");
 
 # %%
 msim.plot.frame(traj.positions[-1], mesh.faces, fixed=[0, 19], title="after 1.5 s");
@@ -77,10 +76,10 @@ view = msim.view(traj, mesh.faces, system=sim, color="strain")
 view
 
 # %% [markdown]
-# Branch the saved state into every method and compare them over the same second of
-# simulated time, each at a step it is meant for: the explicit methods at 1 ms, the
-# implicit ones at 1/30 s (a video frame). Explicit Euler diverges even at 1 ms: that is
-# the lesson (notebook 02 shows why).
+# Branch the saved state into six of the methods (notebooks 02 and 05 take all ten) and
+# compare them over the same second of simulated time, each at a step it is meant for: the
+# explicit ones at 1 ms, the implicit ones at 1/30 s (a video frame). Explicit Euler diverges
+# even at 1 ms: that is the lesson (notebook 02 shows why).
 
 # %%
 sim.set_state(state)
@@ -94,9 +93,11 @@ table
 # Reading the table (energies in joules, `s_per_step` in seconds):
 #
 # * `diverged` is the step at which explicit Euler blew up; the other runs finished.
-# * `relative_drift` is the change of total energy over the largest kinetic plus spring
-#   energy of the run: about 0 for symplectic Euler, clearly negative for the implicit
-#   methods, which damp the motion numerically (more at larger h).
+# * `relative_drift` is the change of total energy over one scale for every run from this
+#   state, `msim.energy_scale(sim)`: the kinetic and spring energy plus the energy the free
+#   mass releases when lowered by the cloth's size (about 39 J here). It is about 0 for
+#   symplectic Euler and clearly negative for the implicit methods, which damp the motion
+#   numerically (more at larger h): a third of that scale in one second.
 # * `max_strain` is the largest relative stretch of a spring, (l - r) / r. XPBD with its
 #   default 10 sweeps per step at h = 1/30 leaves this stiff cloth far too stretched:
 #   a stiff cloth needs more sweeps or substeps (notebook 02).

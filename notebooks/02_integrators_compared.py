@@ -17,7 +17,7 @@
 # # Integrators compared
 #
 # One 15 x 15 cloth, 1 m x 1 m (structural, shear and bending springs, k = 1000 N/m,
-# 10 g per vertex, pinned at two corners, starting horizontal at rest) and all six
+# 10 g per vertex, pinned at two corners, starting horizontal at rest) and msim's ten
 # methods: where each is stable, what it does to the energy, how stiff it really is, and
 # what it costs.
 
@@ -27,14 +27,13 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import HTML
 
 import msim
 import msim.plot
 from msim.compare import max_strain, spring_strain
 
 MESH = msim.mesh.cloth_grid(15, 15)
-METHODS = list(msim.METHODS)  # explicit, symplectic, implicit, linearised, fms, xpbd
+METHODS = list(msim.METHODS)  # all ten, in msim.METHODS's order
 
 
 def make(**kwargs):
@@ -53,7 +52,7 @@ def make(**kwargs):
 #
 # Each cell is one run from the same start: green stable, amber a total energy change
 # above 10 % of the energy in motion (the number is that relative change), red diverged
-# (the step at which it did). The two explicit methods are cheap, so they run for 1 s,
+# (the step at which it did). Explicit and symplectic Euler are cheap, so they run for 1 s,
 # long enough for explicit Euler's slow growth at h = 0.1 ms to show; the others run for
 # 0.2 s.
 
@@ -66,18 +65,24 @@ fig = msim.plot.stability_map(rows)
 fig.set_size_inches(8, 4.5)
 
 # %% [markdown]
-# What to see: explicit Euler is red everywhere; symplectic Euler is green up to 1 ms and
-# red from 3 ms, just as 2 / omega predicts; the implicit methods never diverge, but
-# their drift is negative and grows with h: they lose energy (numerical damping). XPBD's
-# drift at h = 1/30 is *positive*: with 10 sweeps per step it leaves the springs
-# overstretched, and the spring energy measured with the true k is large (see below).
+# What to see: explicit Euler is red everywhere; symplectic Euler and velocity Verlet are
+# green up to 1 ms and red from 3 ms, just as 2 / omega predicts; RK4, stable up to
+# 2 sqrt(2) / omega ~ 2.2 ms (`msim.scenes.stability_limit`), gains energy at 3 ms (amber)
+# and diverges from 10 ms. Implicit and linearised implicit Euler, FMS and BDF2 never
+# diverge, but their drift is negative and grows with h: they lose energy (numerical
+# damping), BDF2 much less than implicit Euler at small h (a thousandth of its loss at
+# 0.1 ms, a third at 1/30 s). Implicit midpoint never
+# diverges either, and damps nothing: its small drift is positive. XPBD's drift at h = 1/30
+# is *positive*: with 10 sweeps per step it leaves the springs overstretched, and the
+# spring energy measured with the true k is large (see below).
 
 # %% [markdown]
 # ## Energy at each method's natural step
 #
-# Every method at a step it is meant for, for 1.5 s. XPBD runs with 100 substeps of one
-# sweep each (Macklin et al. 2019, *Small steps in physics simulation*), the way it is
-# used for stiff cloth.
+# Six of the methods (notebook 05 compares RK4, velocity Verlet, implicit midpoint and BDF2
+# over a long run), each at a step it is meant for, for 1.5 s. XPBD runs with 100 substeps
+# of one sweep each (Macklin et al. 2019, *Small steps in physics simulation*), the way it
+# is used for stiff cloth.
 
 # %%
 natural = {"explicit_euler": (1e-4, {}), "symplectic_euler": (1e-3, {}),
@@ -89,7 +94,6 @@ runs = [make().simulate(round(1.5 / dt), dt, m, record_every=max(1, round(0.02 /
 fig = msim.plot.energy(runs)
 fig.set_size_inches(10, 4.5)
 ax = fig.axes[0]
-ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1))  # beside the curves
 ax.set_ylim(-15, 3)
 ax.set_ylabel("total energy [J] (0 at the start)")
 ax.set_title("total energy; explicit Euler leaves the plot at the top");
@@ -223,10 +227,10 @@ for name, report, (ours, iterations) in rows:
 # %% [markdown]
 # ## The motion
 #
-# Twenty frames of FMS at h = 1/30 (1.3 s).
+# Every other step of FMS at h = 1/30 s for 1.33 s: 21 frames.
 
 # %%
 traj = make().simulate(40, 1 / 30, "fms", record_every=2)
 anim = msim.plot.animate(traj, MESH.faces)
 plt.close(anim._fig)
-HTML(anim.to_jshtml())
+msim.plot.jshtml(anim)  # the player, with controls that need no network

@@ -104,6 +104,60 @@ def test_gallery_pages_hold_the_executed_plots():
             assert (page.parent / image).resolve().stat().st_size > 5000, image
 
 
+class _Sources(HTMLParser):
+    """What a page loads: (tag, url) of every script, stylesheet, frame, image and media."""
+
+    LOADS = {"script": "src", "link": "href", "iframe": "src", "img": "src", "source": "src",
+             "embed": "src", "video": "src", "audio": "src", "object": "data"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        url = dict(attrs).get(self.LOADS.get(tag, ""))
+        if url and not (tag == "link" and dict(attrs).get("rel") in ("canonical", "author")):
+            self.loads.append((tag, url))
+
+
+def test_no_page_loads_anything_from_the_web():
+    # the site works offline: MathJax, the theme, the animation players (matplotlib's jshtml
+    # links Font Awesome from a CDN unless msim.plot.jshtml replaced it), the viewer exports
+    external = []
+    for page in sorted(SITE.rglob("*.html")):
+        parser = _Sources()
+        parser.feed(page.read_text(encoding="utf-8", errors="replace"))
+        external += [f"{page.relative_to(SITE)}: <{tag}> {url}" for tag, url in parser.loads
+                     if re.match(r"(https?:)?//", url)]
+    assert not external, "pages that load from the web:\n" + "\n".join(external)
+
+
+def test_gallery_shows_no_frozen_progress_bars():
+    # a tqdm bar in an executed notebook is a widget: without a live kernel the page shows its
+    # first state, "0%|          | 0/1500", for good
+    for page in sorted((SITE / "gallery").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        assert "FloatProgressModel" not in text, page.name
+        assert not re.search(r"\d+%\|[^|]*\| *\d+/\d+", text), page.name
+
+
+@pytest.mark.skipif(executable() is None,
+                    reason="headless check needs Debian's chromium (apt-get install chromium)")
+def test_api_reference_shows_every_docstring_line_whole():
+    # each docstring is a block of plain text: a line wider than the column must wrap, not be
+    # cut off behind a scroll bar (the browser here hides scroll bars: nothing shows it)
+    with Browser(1200, 900) as browser:
+        browser.screenshot((SITE / "api.html").as_uri(), Path(os.devnull),
+                           ready="document.readyState == 'complete' && document.fonts.ready",
+                           settle=0.2)
+        blocks = browser.evaluate("document.querySelectorAll('.msim-docstring pre').length")
+        clipped = browser.evaluate(
+            "Array.from(document.querySelectorAll('pre')).filter(p => p.scrollWidth > "
+            "p.clientWidth + 1).map(p => p.textContent.split('\\n')[0].slice(0, 60))")
+    assert clipped == [], f"{len(clipped)} blocks cut off at the right: {clipped[:5]}"
+    assert blocks > 100  # every docstring is such a block
+
+
 @pytest.mark.skipif(executable() is None,
                     reason="headless check needs Debian's chromium (apt-get install chromium)")
 @pytest.mark.parametrize("page", ["index.html", "gallery/01_quickstart.html"])

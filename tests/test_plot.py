@@ -34,6 +34,36 @@ def test_energy_overlays_runs_and_terms(run):
     assert plot.energy(fms).axes[0].get_lines()[0].get_label() == "fms h=0.1 (iterations=3)"
 
 
+def test_energy_tells_runs_by_colour_and_terms_by_line_style(run):
+    mesh, sim, traj = run
+    other = msim.System(mesh.vertices, mesh.edges, stiffness=100.0, fixed=[0, 5]).simulate(
+        4, 1e-2, "implicit_euler")
+    terms = ("kinetic", "spring", "total")
+    ax = plot.energy([traj, other], terms=terms).axes[0]
+    lines = ax.get_lines()
+    assert len(lines) == 6  # run by run, each term in turn
+    colour = [[matplotlib.colors.to_hex(line.get_color()) for line in lines[3 * r:3 * r + 3]]
+              for r in range(2)]
+    style = [[line.get_linestyle() for line in lines[3 * r:3 * r + 3]] for r in range(2)]
+    assert len(set(colour[0])) == len(set(colour[1])) == 1 and colour[0][0] != colour[1][0]
+    assert style[0] == style[1] and len(set(style[0])) == 3
+    # the legend: one entry per run in its colour (solid), one per term in its style (grey)
+    legend = ax.get_legend()
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels == ["symplectic_euler h=0.001", "implicit_euler h=0.01", *terms]
+    handles = legend.legend_handles
+    assert [matplotlib.colors.to_hex(h.get_color()) for h in handles[:2]] == \
+        [colour[0][0], colour[1][0]]
+    assert [h.get_linestyle() for h in handles[:2]] == ["-", "-"]
+    assert [h.get_linestyle() for h in handles[2:]] == style[0]
+    assert len({matplotlib.colors.to_hex(h.get_color()) for h in handles[2:]}) == 1
+    assert matplotlib.colors.to_hex(handles[2].get_color()) not in colour[0] + colour[1]
+    # one term: the runs' own lines are the legend, each in its colour
+    ax = plot.energy([traj, other]).axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == labels[:2]
+    matplotlib.pyplot.close("all")
+
+
 def test_energy_draws_into_a_given_axes(run):
     import matplotlib.pyplot as plt
 
@@ -223,3 +253,137 @@ def test_order_of_accuracy_draws_each_method_and_the_slopes_they_have():
     np.testing.assert_allclose(slope2, 3.0 * 4e-3**2 / 3 * (dts / 4e-3) ** 2)
     assert ax.get_xlabel() == "time step h [s]" and ax.get_ylabel() == "global error [m]"
     matplotlib.pyplot.close(fig)
+
+
+def test_order_of_accuracy_marks_steps_out_of_the_asymptotic_range():
+    # a second-order error whose two largest steps are not in range: C h^2 (1 + (h / 8 ms)^3)
+    dts = np.array([0.5e-3, 1e-3, 2e-3, 4e-3, 8e-3])
+    errors = {"in range": 3.0 * dts**2, "too large": 3.0 * dts**2 * (1 + (dts / 8e-3) ** 3)}
+    with pytest.warns(msim.accuracy.OrderWarning, match=r"steps 0.008, 0.004 s"):
+        fig = plot.order_of_accuracy(dts, errors)
+    ax = fig.axes[0]
+    lines = ax.get_lines()
+    assert lines[0].get_label() == "in range (fitted order 2.00)"
+    assert lines[1].get_label().startswith("too large (slope 2.2")
+    assert lines[1].get_label().endswith(", not asymptotic)")
+    assert lines[0].get_linestyle() == "-" and lines[1].get_linestyle() == ":"
+    # the slope-2 line is drawn for the method in range only: a third of its error at 8 ms
+    assert [t.get_text() for t in ax.texts] == ["slope 2"]
+    np.testing.assert_allclose(lines[2].get_ydata(), 3.0 * dts**2 / 3)
+    matplotlib.pyplot.close(fig)
+
+
+def _text_corners(text, renderer) -> np.ndarray:
+    """(4,2) corners [px] of the rotated rectangle a Text covers."""
+    from matplotlib.transforms import Affine2D
+
+    angle = text.get_rotation()
+    text.set_rotation(0)
+    upright = text.get_window_extent(renderer)
+    text.set_rotation(angle)
+    centre = text.get_window_extent(renderer).get_points().mean(axis=0)
+    w, h = upright.width / 2, upright.height / 2
+    corners = np.array([[-w, -h], [w, -h], [w, h], [-w, h]])
+    return Affine2D().rotate_deg(angle).transform(corners) + centre
+
+
+def _apart(corners: np.ndarray, bbox) -> bool:
+    """True when a convex quadrilateral and a box do not overlap (a separating axis)."""
+    box = np.array([[bbox.x0, bbox.y0], [bbox.x1, bbox.y0], [bbox.x1, bbox.y1],
+                    [bbox.x0, bbox.y1]])
+    for shape in (corners, box):
+        for i in range(4):
+            edge = shape[(i + 1) % 4] - shape[i]
+            normal = np.array([-edge[1], edge[0]])
+            a, b = corners @ normal, box @ normal
+            if a.max() < b.min() or b.max() < a.min():
+                return True
+    return False
+
+
+def _frame_axes_problems(fig) -> list[str]:
+    """What does not read cleanly on a drawn 3D frame: a tick mark within 2 px of its label
+    (it runs into the minus sign), tick labels on each other, an axis label on a tick label,
+    a label outside the figure."""
+    ax, renderer, page = fig.axes[0], fig.canvas.get_renderer(), fig.bbox
+    problems = []
+    for name in "xyz":
+        axis = getattr(ax, f"{name}axis")
+        lo, hi = sorted(axis.get_view_interval())
+        ticks = [t for t in axis.get_major_ticks() if lo <= t.get_loc() <= hi]
+        label = _text_corners(axis.label, renderer)
+        boxes = [t.label1.get_window_extent(renderer) for t in ticks]
+        problems += [f"{name}: tick labels overlap" for a, b in zip(boxes, boxes[1:])
+                     if a.overlaps(b)]
+        for tick, box in zip(ticks, boxes):
+            text = tick.label1.get_text()
+            mark = tick.tick1line.get_window_extent(renderer)
+            gap = max(box.x0 - mark.x1, mark.x0 - box.x1, box.y0 - mark.y1, mark.y0 - box.y1)
+            if gap < 2:
+                problems.append(f"{name}: tick mark {gap:.1f} px from {text}")
+            if not _apart(label, box):
+                problems.append(f"{name}: axis label on tick label {text}")
+            if not (page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0
+                    and box.y1 <= page.y1):
+                problems.append(f"{name}: tick label {text} outside the figure")
+        if not (np.all(label >= page.p0) and np.all(label <= page.p1)):
+            problems.append(f"{name}: axis label outside the figure")
+    return problems
+
+
+def _shapes():
+    """Frames of the shapes the notebooks draw: (name, positions, frame keywords)."""
+    mesh = msim.mesh.cloth_grid(10, 10)
+    hanging = msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=200.0, fixed=[0, 9])
+    hanging.simulate(500, 1e-3, "symplectic_euler")
+    yield "hanging", hanging.positions, dict(faces=mesh.faces)
+    yield "flat", mesh.vertices, dict(faces=mesh.faces)
+    sag = mesh.vertices.copy()
+    sag[:, 1] = -0.5 * np.sin(np.pi * sag[:, 0]) * np.sin(np.pi * sag[:, 2])
+    yield "sagging", sag, dict(faces=mesh.faces)
+    curtain = msim.mesh.cloth_grid(10, 10, plane="xy")
+    yield "curtain", curtain.vertices, dict(faces=curtain.faces)
+    for scene in (msim.scenes.cloth_on_sphere(10), msim.scenes.jelly_cube(3)):
+        yield scene.name, scene.initial.positions, dict(faces=scene.faces, system=scene.initial)
+
+
+@pytest.mark.parametrize("name,positions,keywords",
+                         [pytest.param(*shape, id=shape[0]) for shape in _shapes()])
+def test_frame_axes_read_cleanly(name, positions, keywords):
+    import warnings
+
+    fig = plot.frame(positions, **keywords, title=name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. "Glyph 8722 (MINUS SIGN) missing from font"
+        fig.canvas.draw()
+    assert _frame_axes_problems(fig) == []
+    # negative ticks are labelled with the minus sign (axes.unicode_minus) that the font draws
+    for axis in (fig.axes[0].xaxis, fig.axes[0].yaxis, fig.axes[0].zaxis):
+        lo, hi = sorted(axis.get_view_interval())
+        for tick in axis.get_major_ticks():
+            if lo <= tick.get_loc() < 0:
+                assert tick.label1.get_text().startswith("\N{MINUS SIGN}")
+    matplotlib.pyplot.close(fig)
+
+
+def test_jshtml_player_loads_nothing_from_the_web(run, tmp_path):
+    import re
+
+    mesh, _, traj = run
+    anim = plot.animate(traj, mesh.faces)
+    player = plot.jshtml(anim)
+    page = str(player)
+    matplotlib.pyplot.close(anim._fig)
+    # no stylesheet, script or image from elsewhere: matplotlib's own player links Font
+    # Awesome from a CDN for its button icons
+    sources = re.findall(r'<(?:link|script|img)[^>]*?(?:href|src)="([^"]*)"', page)
+    assert [s for s in sources if re.match(r"(https?:)?//", s)] == []
+    assert "font-awesome" not in page
+    # the nine buttons keep their icons, now drawn from inline SVG, and the frames are inline
+    for icon in ("play", "pause", "step-forward", "step-backward", "fast-forward",
+                 "fast-backward", "minus", "plus"):
+        assert f'class="fa fa-{icon}' in page and f".fa-{icon} {{ background-image: url(" \
+            "\"data:image/svg+xml," in page, icon
+    assert page.count("data:image/png;base64,") == len(traj.positions)
+    assert player._repr_html_() == page  # a notebook shows it as the player
+    assert repr(player) == f"<msim.plot.Html: {len(page):,} characters>"

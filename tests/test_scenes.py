@@ -123,12 +123,118 @@ def test_the_curtain_gust_is_a_force_whose_impulse_gives_the_gust_profile():
     # springs off, each free vertex is a particle: the gust F = m (gust / T) sin(pi u) w blows
     # for the steps starting before T = 0.1 s (three of 1/30 s), so v_z = gust sin(pi u) w
     scene = scenes.curtain(n=5, gust=2.0, duration=0.1)
-    sim = scene.system
-    sim.stiffness = np.zeros(sim.n_springs)
-    u, w = sim.positions[:, 0], -sim.positions[:, 1]
+    scene.initial.stiffness = np.zeros(scene.initial.n_springs)  # every run starts from initial
+    u, w = scene.initial.positions[:, 0], -scene.initial.positions[:, 1]
     scene.run(5, "symplectic_euler", dt=1 / 30)
+    sim = scene.system
     np.testing.assert_allclose(sim.velocities[:, 2], 2.0 * np.sin(np.pi * u) * w, rtol=1e-12,
                                atol=1e-15)
     np.testing.assert_array_equal(sim.external_forces, np.zeros((25, 3)))  # calm after T
     with pytest.raises(ValueError, match=r"duration: expected a time > 0 \[s\], got 0"):
         scenes.curtain(n=5, duration=0)
+
+
+def test_each_run_starts_from_the_scene_start_on_a_fresh_system():
+    # a loop over methods compares runs from one start, not a chain of runs
+    scene = scenes.rope_pendulum(n=10)
+    start = scene.system.get_state()
+    runs = {m: scene.run(6, m, dt=1e-3) for m in ("symplectic_euler", "velocity_verlet")}
+    for traj in runs.values():
+        np.testing.assert_array_equal(traj.positions[0], start["positions"])
+        assert traj.times[0] == 0.0
+    # the same run twice is the same run, bit for bit
+    again = scene.run(6, "velocity_verlet", dt=1e-3)
+    np.testing.assert_array_equal(again.positions, runs["velocity_verlet"].positions)
+    # scene.system is the System the last run stepped, a new one each run
+    last = scene.system
+    np.testing.assert_array_equal(last.positions, again.positions[-1])
+    assert last.time == pytest.approx(6e-3)
+    scene.run(6, "symplectic_euler", dt=1e-3)
+    assert scene.system is not last and last.time == pytest.approx(6e-3)
+    # the start is kept: scene.initial never steps
+    assert scene.initial.time == 0.0
+    np.testing.assert_array_equal(scene.initial.positions, start["positions"])
+
+
+def test_resume_continues_the_last_run():
+    scene = scenes.rope_pendulum(n=10)
+    first = scene.run(4, "symplectic_euler", dt=1e-3)
+    rest = scene.resume(4, "symplectic_euler", dt=1e-3)
+    np.testing.assert_array_equal(rest.positions[0], first.positions[-1])
+    np.testing.assert_allclose(rest.times, 4e-3 + np.arange(5) * 1e-3, rtol=1e-12)
+    # eight steps in one run are the four and the four resumed, bit for bit
+    whole = scene.run(8, "symplectic_euler", dt=1e-3)
+    np.testing.assert_array_equal(whole.positions[-1], rest.positions[-1])
+
+
+def test_a_moving_collider_starts_each_run_where_the_script_starts_it():
+    scene = scenes.pushed_cloth(n=6, speed=0.5)
+    first = scene.run(6, "fms")
+    second = scene.run(6, "fms")
+    np.testing.assert_array_equal(first.positions, second.positions)
+    np.testing.assert_array_equal(first.energies["total"], second.energies["total"])
+    np.testing.assert_array_equal(scene.initial.spheres, [[0.0, 0.5, -0.3, 0.15]])
+
+
+def test_edits_to_the_last_runs_system_warn_that_the_next_run_drops_them():
+    scene = scenes.rope_pendulum(n=10)
+    scene.run(2, "symplectic_euler", dt=1e-3)
+    scene.system.damping = 2.0  # meant for the next run, but each run starts from initial
+    with pytest.warns(scenes.SceneEditWarning, match=r"scene\.system.*damping.*scene\.initial"):
+        scene.run(2, "symplectic_euler", dt=1e-3)
+    assert scene.system.damping == 0.0
+    scene.initial.damping = 2.0  # the way to change every later run
+    scene.run(2, "symplectic_euler", dt=1e-3)
+    assert scene.system.damping == 2.0
+
+
+def test_stability_limit_on_the_one_spring_oscillator():
+    # one free vertex on one spring to a fixed one, moved along it: a linear mode of
+    # omega = sqrt(k / m), the Gershgorin bound of the free vertices exactly
+    k, m, omega = 100.0, 1.0, 10.0
+    sim = msim.accuracy.oscillator(k, m)
+    assert scenes.omega_max(sim) == pytest.approx(omega, rel=1e-15)
+    limit = {method: scenes.stability_limit(sim, method) for method in msim.METHODS}
+    assert limit["symplectic_euler"] == limit["velocity_verlet"] == pytest.approx(2 / omega)
+    assert limit["rk4"] == pytest.approx(2 * np.sqrt(2) / omega)  # |R(i omega h)| = 1 there
+    for method in ("implicit_euler", "linearized_implicit", "fms", "xpbd", "implicit_midpoint",
+                   "bdf2"):
+        assert limit[method] == np.inf, method
+    # explicit Euler grows by sqrt(1 + (omega h)^2) per step at every h without damping
+    assert limit["explicit_euler"] == 0.0
+    with pytest.raises(ValueError, match="method: expected one of"):
+        scenes.stability_limit(sim, "leapfrog")
+
+
+def _growth(sim, method, h, steps):
+    """max |x - L| over the last tenth of a run from rest against the first tenth's (inf when
+    it diverged): about 1 where a mode is bounded, growing with the run where it is not."""
+    traj = sim.simulate(steps, h, method, on_divergence="stop")
+    if traj.diverged is not None:
+        return np.inf
+    stretch = np.abs(traj.positions[:, 1, 0] - 1.0)
+    return stretch[-steps // 10:].max() / stretch[:steps // 10].max()
+
+
+@pytest.mark.parametrize("method", ["symplectic_euler", "velocity_verlet", "rk4"])
+def test_the_oscillator_is_bounded_below_the_limit_and_grows_above_it(method):
+    # 10 nm stretched: linear while it grows 1e6-fold (the vertex must not cross the anchor)
+    sim = msim.accuracy.oscillator(100.0, 1.0, amplitude=1e-8)
+    h = scenes.stability_limit(sim, method)
+    assert _growth(sim.copy(), method, 0.99 * h, 200) < 1.01
+    assert _growth(sim.copy(), method, 1.01 * h, 200) > 100
+
+
+def test_explicit_euler_with_damping_is_stable_up_to_where_the_damping_beats_its_growth():
+    # the step's map of (x - L, v): x += h d v, v = d v - h omega^2 (x - L), d = exp(-c h)
+    # (msim damps the velocity at the step's start), determinant d (1 + (omega h)^2): the
+    # amplitude shrinks while exp(-c h) (1 + (omega h)^2) <= 1, up to h ~ c / omega^2
+    c, omega = 0.5, 10.0
+    sim = msim.accuracy.oscillator(100.0, 1.0, amplitude=0.01)
+    sim.damping = c
+    h = scenes.stability_limit(sim, "explicit_euler")
+    assert np.exp(-c * h) * (1 + (omega * h) ** 2) == pytest.approx(1.0, rel=1e-12)
+    assert h == pytest.approx(c / omega**2, rel=0.02)
+    steps = round(60.0 / h)  # 60 s: the amplitude changes by exp(-+0.025 t) at 0.9 and 1.1 h
+    assert _growth(sim.copy(), "explicit_euler", 0.9 * h, steps) < 0.5
+    assert _growth(sim.copy(), "explicit_euler", 1.1 * h, steps) > 2

@@ -147,6 +147,7 @@ def _mesh(path: Path, points: Any, blocks: Blocks) -> Mesh:
 OBJ_IGNORED = {"vt", "vn", "vp", "o", "g", "s", "mg", "usemtl", "mtllib", "usemap", "maplib",
                "lod", "bevel", "c_interp", "d_interp", "shadow_obj", "trace_obj", "p"}
 OBJ_CELLS = {2: "line", 3: "triangle", 4: "quad"}
+OBJ_KEYWORD = re.compile(r"[A-Za-z_]{1,16}")
 
 
 def _read_obj(path: Path, data: bytes) -> tuple[np.ndarray, Blocks]:
@@ -176,6 +177,9 @@ def _read_obj(path: Path, data: bytes) -> tuple[np.ndarray, Blocks]:
                 cells.setdefault(len(refs), []).append(refs)
             else:  # a polyline: one segment per consecutive pair
                 cells.setdefault(2, []).extend(zip(refs[:-1], refs[1:]))
+        elif not OBJ_KEYWORD.fullmatch(key):
+            raise MeshFileError(path, f"line {number}: not an OBJ statement: {line[:40]!r} "
+                                "(is it a text file?)")
         elif key not in OBJ_IGNORED:
             skipped[key] += 1
     if skipped:
@@ -233,8 +237,9 @@ def _parse_xml(path: Path, text: bytes):
     try:
         return SafeET.fromstring(text, forbid_dtd=True)
     except DefusedXmlException as error:
-        raise MeshFileError(path, f"refused XML: {error} (a mesh file needs no DTD or "
-                            "entities; they can expand without bound or read other files)") from None
+        raise MeshFileError(path, f"refused XML: it declares a {type(error).__name__[:-9]} "
+                            f"({error}); a mesh file needs none, and entities can expand "
+                            "without bound or read other files") from None
     except SafeET.ParseError as error:
         raise MeshFileError(path, f"not well-formed XML (truncated?): {error}") from None
 
@@ -500,15 +505,19 @@ def _read_meshio(path: Path, data: bytes) -> tuple[np.ndarray, Blocks]:
                                             f", more than the file's {len(data)} bytes can hold")
     if suffix in XML_SUFFIXES:
         _parse_xml(path, data)
-    printed = io.StringIO()  # meshio prints what it could not read before giving up
+    printed = io.StringIO()  # meshio prints its warnings, and why it gives up, then exits
     try:
-        with contextlib.redirect_stdout(printed), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             m = meshio.read(path)
     except (Exception, SystemExit) as error:
         said = " ".join(printed.getvalue().split())
-        raise MeshFileError(path, f"meshio cannot read it: {said or error or type(error).__name__}"
+        reason = (f"{error} ({type(error).__name__})" if not isinstance(error, SystemExit)
+                  else "")
+        raise MeshFileError(path, f"meshio cannot read it: {'; '.join(filter(None, [reason, said]))}"
                             ) from None
+    said = " ".join(printed.getvalue().split())
+    if said:
+        warnings.warn(f"read_mesh: {path}: meshio says: {said}", MeshFileWarning, stacklevel=4)
     return m.points, [(block.type, np.asarray(block.data)) for block in m.cells]
 
 

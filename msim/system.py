@@ -134,10 +134,11 @@ class System(_core.System):
         passive system (no damping, friction or external force; a conservative method)
         keeps total - work at its start value; dissipation only lowers it.
 
-        A run that starts with a free vertex inside a collider (deeper than ten times the
-        depth at which the contact carries its weight and external force, where a resting
-        vertex sits) warns with a ContactWarning naming the deepest vertex, its depth and the
-        collider: the contact force throws it out in the first steps.
+        A run that starts with a free vertex inside a collider warns with a ContactWarning
+        naming the deepest vertex, its depth [m] and the collider: the contact force throws it
+        out in the first steps. Inside means deeper than both ten times the depth at which the
+        contact carries the vertex's weight and external force (where penalty contact rests
+        it) and a tenth of the mean rest length of its springs.
 
         Any exception raised during the run (a before_step that raises, DivergenceError with
         on_divergence="raise", Ctrl-C) carries the frames recorded so far as its `trajectory`
@@ -322,8 +323,9 @@ def _colliders(name: str, frames: tuple[np.ndarray, ...]) -> np.ndarray:
 
 
 def _warn_if_inside(sim: System) -> None:
-    """A ContactWarning when a free vertex of `sim` starts deeper inside a collider than ten
-    times its resting depth (m_i |g| + |F_i|) / contact_stiffness."""
+    """A ContactWarning when a free vertex of `sim` starts inside a collider deeper than both
+    ten times its resting depth (m_i |g| + |F_i|) / contact_stiffness and a tenth of the mean
+    rest length of its springs."""
     x = sim.positions
     free = np.ones(len(x), dtype=bool)
     free[sim.fixed] = False
@@ -336,10 +338,16 @@ def _warn_if_inside(sim: System) -> None:
                            axis=1)[free]
     if not depth.size:
         return
-    load = (np.asarray(sim.mass, float) * np.linalg.norm(sim.gravity)
-            + np.linalg.norm(sim.external_forces, axis=1))[free]
-    stiffness = max(sim.contact_stiffness, 1e-300)
-    excess = depth - 10.0 * load[:, None] / stiffness
+    # a vertex resting on a collider by penalty contact sits (m |g| + |F|) / contact_stiffness
+    # deep, more where springs press it in: only a depth past ten times that and a tenth of
+    # its springs' mean rest length is a start inside
+    load = np.asarray(sim.mass, float) * np.linalg.norm(sim.gravity) + np.linalg.norm(
+        sim.external_forces, axis=1)
+    ends, rest = sim.edges.ravel(), np.repeat(sim.rest_lengths, 2)
+    springs = np.bincount(ends, minlength=len(x))
+    length = np.bincount(ends, weights=rest, minlength=len(x)) / np.maximum(springs, 1)
+    tolerance = np.maximum(10.0 * load / max(sim.contact_stiffness, 1e-300), 0.1 * length)
+    excess = depth - tolerance[free, None]
     row, column = np.unravel_index(np.argmax(excess), excess.shape)
     if excess[row, column] <= 0:
         return

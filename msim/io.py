@@ -8,9 +8,10 @@ parsed with defusedxml), never unpickles or runs code, and never drops cells sil
 OBJ and VTU are read by msim itself: any OBJ face syntax (`f v`, `f v/vt`, `f v//vn`,
 `f v/vt/vn`, negative relative indices), and VTU in ASCII, base64 or raw appended binary,
 zlib or LZMA compressed, each compressed block inflated no further than its header declares.
-For those and for Gmsh .msh, legacy .vtk, PLY, OFF and MEDIT .mesh, every size a file declares
-is checked against the file's size before anything is allocated for it; other formats meshio
-knows are read through meshio, with its errors turned into MeshFileError.
+Gmsh .msh, legacy .vtk, PLY, OFF, MEDIT .mesh and STL are read through meshio, with its errors
+(and its sys.exit) turned into MeshFileError; for all of these every size a file declares is
+checked against the file's size before anything is allocated for it. Other formats are refused
+(convert them with meshio): meshio's readers of some of them never return on a truncated file.
 
 Springs are every distinct edge of the mesh's cells (all six edges of each tetrahedron, as the
 hippo, frog and dog examples of Liu et al. 2013 do; the three of each triangle; the boundary
@@ -484,17 +485,35 @@ DECLARED = [
     ((".mesh",), rb"(?m)^\s*(?:Vertices|Edges|Triangles|Quadrilaterals|Tetrahedra|Hexahedra)"
                  rb"\s+(\d+)"),
 ]
-XML_SUFFIXES = (".xdmf", ".xmf", ".xml")
+# the formats read through meshio: those whose readers return on any file (meshio's ANSYS
+# reader, which also claims .msh, loops for ever at the end of a truncated file)
+MESHIO_FORMATS = {".msh": "gmsh", ".vtk": "vtk", ".ply": "ply", ".off": "off",
+                  ".mesh": "medit", ".stl": "stl"}
 
 
 def _read_meshio(path: Path, data: bytes) -> tuple[np.ndarray, Blocks]:
     """Points and cells read by meshio, after the declared counts a file of this kind
-    states are checked against its size (and XML formats against entities and DTDs)."""
+    states are checked against its size."""
     try:
         import meshio
     except ImportError as err:
         raise ImportError('msim.io.read_mesh needs meshio: pip install "msim[io]"') from err
     suffix = path.suffix.lower()
+    if suffix not in MESHIO_FORMATS:
+        raise MeshFileError(path, f"msim reads .obj, .vtu and {', '.join(MESHIO_FORMATS)} files, "
+                            f"not {suffix or 'files without a suffix'}: convert it with "
+                            f"meshio (meshio convert {path.name} mesh.vtu)")
+    if suffix == ".stl" and not data.lstrip().startswith(b"solid") and len(data) >= 84:
+        triangles = int.from_bytes(data[80:84], "little")  # binary STL: 50 bytes each
+        if 84 + 50 * triangles != len(data):
+            raise MeshFileError(path, f"declares {triangles} triangles, {len(data)} bytes hold "
+                                f"{(len(data) - 84) // 50}")
+    # meshio's PLY and OFF readers look for the end of the header line by line for ever
+    if suffix == ".ply" and not re.search(rb"(?m)^[ \t]*end_header[ \t\r]*$", data):
+        raise MeshFileError(path, "PLY header without its end_header line (truncated?)")
+    if suffix == ".off" and not re.match(rb"[^\n]*\n(?:[ \t\r\f\v]*(?:#[^\n]*)?\n)*"
+                                         rb"[ \t\r\f\v]*[^#\s]", data):
+        raise MeshFileError(path, "OFF header without the line of counts (truncated?)")
     for suffixes, pattern in DECLARED:
         if suffix in suffixes:
             for match in re.finditer(pattern, data):
@@ -503,12 +522,10 @@ def _read_meshio(path: Path, data: bytes) -> tuple[np.ndarray, Blocks]:
                         raise MeshFileError(path, f"declares {int(count)} items in "
                                             f"{match.group().split()[0].decode(errors='replace')}"
                                             f", more than the file's {len(data)} bytes can hold")
-    if suffix in XML_SUFFIXES:
-        _parse_xml(path, data)
     printed = io.StringIO()  # meshio prints its warnings, and why it gives up, then exits
     try:
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
-            m = meshio.read(path)
+            m = meshio.read(path, file_format=MESHIO_FORMATS[suffix])
     except (Exception, SystemExit) as error:
         said = " ".join(printed.getvalue().split())
         reason = (f"{error} ({type(error).__name__})" if not isinstance(error, SystemExit)
@@ -530,8 +547,8 @@ _READERS = {".obj": _read_obj, ".vtu": _read_vtu}
 def write_mesh(path: str | os.PathLike, vertices: np.ndarray, *, faces: np.ndarray | None = None,
                tets: np.ndarray | None = None) -> None:
     """Write vertices (n,3) [m] with triangles (f,3) and/or tetrahedra (k,4) in any format
-    meshio knows. ValueError for non-finite vertices or indices out of range, before any file
-    is written."""
+    meshio knows (.msh as Gmsh 4.1, which read_mesh reads). ValueError for non-finite vertices
+    or indices out of range, before any file is written."""
     import meshio
 
     x = _finite_points("vertices", vertices)
@@ -539,7 +556,8 @@ def write_mesh(path: str | os.PathLike, vertices: np.ndarray, *, faces: np.ndarr
                        for kind, kind_name, c, width in (("triangle", "faces", faces, 3),
                                                          ("tetra", "tets", tets, 4))
                        if c is not None and len(c)]
-    meshio.write(path, meshio.Mesh(x, cells))
+    gmsh = {"file_format": "gmsh"} if Path(path).suffix.lower() == ".msh" else {}
+    meshio.write(path, meshio.Mesh(x, cells), **gmsh)
 
 
 def write_obj_sequence(traj: Trajectory, faces: np.ndarray | None = None,

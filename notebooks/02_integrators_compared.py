@@ -31,7 +31,7 @@ from IPython.display import HTML
 
 import msim
 import msim.plot
-from msim.compare import max_strain, spring_strain
+from msim.strain import max_strain, spring_strain
 
 MESH = msim.mesh.cloth_grid(15, 15)
 METHODS = list(msim.METHODS)  # explicit, symplectic, implicit, linearised, fms, xpbd

@@ -95,9 +95,18 @@ def meshes() -> None:
     write("bad-word-in-face.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf one two three\n")
     write("bad-repeated-vertex.obj", "v 0 0 0\nv 1 0 0\nf 1 1 2\n")
     write("bad-binary-noise.obj", np.random.default_rng(0).bytes(512))
-    # Gmsh
-    msim.io.write_mesh(HERE / "ok-gmsh.msh", cloth.vertices, faces=cloth.faces)
-    gmsh = (HERE / "ok-gmsh.msh").read_bytes()
+    # the formats read through meshio
+    import meshio
+
+    surface = meshio.Mesh(cloth.vertices, [("triangle", cloth.faces)])
+    meshio.write(HERE / "ok-gmsh22.msh", surface, file_format="gmsh22", binary=False)
+    vertices, tets = msim.mesh.box_tets(2, 2, 3)
+    meshio.write(HERE / "ok-gmsh41-binary.msh", meshio.Mesh(vertices, [("tetra", tets)]),
+                 file_format="gmsh", binary=True)
+    for suffix, kwargs in [(".vtk", {"binary": False}), (".ply", {"binary": False}),
+                           (".off", {}), (".mesh", {}), (".stl", {"binary": True})]:
+        meshio.write(HERE / f"ok-cloth{suffix}", surface, **kwargs)
+    gmsh = (HERE / "ok-gmsh22.msh").read_bytes()
     write("bad-truncated.msh", gmsh[: len(gmsh) // 3])
     write("bad-billion-nodes.msh", "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n1000000000\n"
           "1 0 0 0\n$EndNodes\n")

@@ -5,8 +5,8 @@
 not a whole, consistent Trajectory raises `TrajectoryFileError` (a ValueError) naming the file
 and what is wrong with it: load checks the zip's declared sizes and every array's .npy header
 (dtype and shape) before it reads any data, so a file cannot make it allocate more than the
-shapes it declares justify (and at most `INFLATION` times its own size), never unpickles, and
-checks every value (finite numbers, indices in range, a known method) before it returns.
+shapes it declares justify (and at most 64 times its own size plus 16 MiB), never unpickles,
+and checks every value (finite numbers, indices in range, a known method) before it returns.
 """
 
 from __future__ import annotations

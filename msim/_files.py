@@ -21,7 +21,7 @@ class FileError(ValueError):
     """A file whose content a reader refuses: `path` names the file, `problem` says what is
     wrong with it. Pickles (crosses process pools) with both."""
 
-    def __init__(self, path: str | os.PathLike, problem: str) -> None:
+    def __init__(self, path, problem: str) -> None:
         super().__init__(os.fspath(path), problem)
         self.path, self.problem = os.fspath(path), problem
 

@@ -34,20 +34,18 @@ import warnings
 import zlib
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from ._core import System  # the base of msim.System: this module needs no more of it
 from ._files import MeshFileError, inflation_limit
 from ._geometry import (_bounds, _finite_points, _grid_triangles, _indices, _plane_patch, _rows4,
                         _sphere_triangles)
 from .mesh import CELL_EDGES, Mesh, boundary_faces, cell_edges, unique_edges
 from .strain import vertex_strain  # noqa: F401 (msim.io.vertex_strain, where it used to live)
 from .trajectory import Trajectory, load_trajectory, save_trajectory  # noqa: F401 (likewise)
-
-if TYPE_CHECKING:
-    from .system import System
 
 __all__ = ["MeshFileError", "MeshFileWarning", "read_mesh", "write_mesh",
            "write_obj_sequence", "write_vtu_series"]
@@ -61,7 +59,7 @@ class MeshFileWarning(UserWarning):
 # ---------------------------------------------------------------- read_mesh
 
 
-def read_mesh(path: str | os.PathLike) -> Mesh:
+def read_mesh(path: str | Path) -> Mesh:
     """Read a mesh file: vertices (n,3) [m], springs (m,2) from the edges of its cells, faces
     (f,3) for drawing (see the module's description for the formats and the checks).
 
@@ -544,7 +542,7 @@ _READERS = {".obj": _read_obj, ".vtu": _read_vtu}
 # ---------------------------------------------------------------- writers
 
 
-def write_mesh(path: str | os.PathLike, vertices: np.ndarray, *, faces: np.ndarray | None = None,
+def write_mesh(path: str | Path, vertices: np.ndarray, *, faces: np.ndarray | None = None,
                tets: np.ndarray | None = None) -> None:
     """Write vertices (n,3) [m] with triangles (f,3) and/or tetrahedra (k,4) in any format
     meshio knows (.msh as Gmsh 4.1, which read_mesh reads). ValueError for non-finite vertices
@@ -561,7 +559,7 @@ def write_mesh(path: str | os.PathLike, vertices: np.ndarray, *, faces: np.ndarr
 
 
 def write_obj_sequence(traj: Trajectory, faces: np.ndarray | None = None,
-                       folder: str | os.PathLike | None = None, stem: str = "frame", *,
+                       folder: str | Path | None = None, stem: str = "frame", *,
                        colliders: bool = True) -> list[Path]:
     """Write each recorded frame as folder/stem_0000.obj; return the paths.
 
@@ -606,7 +604,7 @@ def _obj_vertices(points: np.ndarray) -> str:
     return "".join(f"v {p[0]:.9g} {p[1]:.9g} {p[2]:.9g}\n" for p in points)
 
 
-def write_vtu_series(traj: Trajectory, folder: str | os.PathLike, *,
+def write_vtu_series(traj: Trajectory, folder: str | Path, *,
                      faces: np.ndarray | None = None, edges: np.ndarray | None = None,
                      system: System | None = None, stem: str = "frame",
                      colliders: bool = True) -> Path:

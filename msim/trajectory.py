@@ -16,6 +16,7 @@ import json
 import math
 import numbers
 import os
+from pathlib import Path
 import re
 import zipfile
 from dataclasses import dataclass, field
@@ -70,14 +71,14 @@ class Trajectory:
     planes: np.ndarray | None = None
     spheres: np.ndarray | None = None
 
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | Path) -> None:
         """Write every field to exactly `path` (an .npz whatever its name, no pickle);
         Trajectory.load reads it back bit-exactly. Everything is checked before the file is
         opened: a ValueError or TypeError names the field that is wrong."""
         save_trajectory(self, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> Trajectory:
+    def load(cls, path: str | Path) -> Trajectory:
         """Read a Trajectory written by `save`; TrajectoryFileError (a ValueError) names the
         file and what is wrong when it is not one. OSError when it cannot be opened."""
         return load_trajectory(path)
@@ -224,7 +225,7 @@ def _meta(meta: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------- save
 
 
-def save_trajectory(traj: Trajectory, path: str | os.PathLike) -> None:
+def save_trajectory(traj: Trajectory, path: str | Path) -> None:
     """Write `traj` to exactly `path` as an .npz: its arrays as they are, the rest (method,
     dt, diverged, options, the order of the energy terms) as JSON, which keeps floats exact.
 
@@ -260,7 +261,7 @@ def _number(value: Any) -> Any:
 # ---------------------------------------------------------------- load
 
 
-def load_trajectory(path: str | os.PathLike) -> Trajectory:
+def load_trajectory(path: str | Path) -> Trajectory:
     """Read a Trajectory written by `save_trajectory` (Trajectory.save); TrajectoryFileError
     naming the file and the problem when it is not a whole, consistent one."""
     with open(path, "rb") as f:

@@ -111,6 +111,9 @@ def test_total_minus_the_scripts_work_is_conserved_by_a_symplectic_method():
         s.planes = [[1.0, 0, 0, 0.9 + 0.5 * s.time]]
 
     traj = sim.simulate(8000, 1e-4, "symplectic_euler", record_every=10, before_step=push)
+    # the plane moved: one row per frame, where the script put it for the frame's last step
+    np.testing.assert_allclose(traj.planes[1:, 0, 3], 0.9 + 0.5 * (traj.times[1:] - 1e-4),
+                               rtol=1e-12)
     total, work = traj.energies["total"], traj.energies["work"]
     assert work[0] == 0.0 and work[-1] > 2.0  # the plane pushed the particle 0.3 m and more
     assert total[-1] - total[0] == pytest.approx(work[-1], rel=0.02)

@@ -9,20 +9,23 @@
 
 import importlib
 
-from . import accuracy, experiments, mesh, scenes
+from . import accuracy, experiments, mesh, scenes, strain
 from .compare import compare, energy_scale, stability, sweep
 from ._core import CholmodError, DivergenceError, Error, NotPositiveDefiniteError
 from ._core import cholmod_version
+from ._files import MeshFileError, TrajectoryFileError
 from .methods import METHODS, SUMMARY
-from .system import StepInfo, System, Trajectory
+from .system import ContactWarning, StepInfo, System
+from .trajectory import Trajectory
 
 __version__ = "0.1.0"
 
 __all__ = [
     "System", "StepInfo", "Trajectory", "METHODS", "SUMMARY", "mesh", "accuracy", "experiments",
-    "scenes",
+    "scenes", "strain",
     "cholmod_version", "compare", "energy_scale", "stability", "sweep",
     "Error", "DivergenceError", "NotPositiveDefiniteError", "CholmodError",
+    "ContactWarning", "MeshFileError", "TrajectoryFileError",
 ]
 
 # submodules with optional dependencies (matplotlib, meshio, k3d) load when first used:

@@ -4,31 +4,17 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import itertools
+import math
+import numbers
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .methods import as_int
-from .system import System, Trajectory
+from .methods import as_int, resolve
+from .strain import edge_strain, max_strain, spring_strain  # noqa: F401 (msim.compare.* too)
+from .system import System
 from .table import make_table
-
-
-def edge_strain(positions: np.ndarray, edges: np.ndarray, rest_lengths: np.ndarray) -> np.ndarray:
-    """(m,) strain (l - r) / r of springs `edges` (m,2) at `positions` (n,3) [m]
-    (dimensionless), 0 where the rest length r is 0."""
-    x, e, r = positions, edges, rest_lengths
-    length = np.linalg.norm(x[e[:, 0]] - x[e[:, 1]], axis=1)
-    return np.divide(length - r, r, out=np.zeros_like(r), where=r > 0)
-
-
-def spring_strain(sim: System) -> np.ndarray:
-    """(m,) strain (l - r) / r of every spring of `sim` (dimensionless), 0 where r is 0."""
-    return edge_strain(sim.positions, sim.edges, sim.rest_lengths)
-
-
-def max_strain(sim: System) -> float:
-    """Largest |l - r| / r over springs with r > 0 (dimensionless)."""
-    return float(np.max(np.abs(spring_strain(sim)), initial=0.0))
+from .trajectory import Trajectory
 
 
 def _per_method(name: str, value: Any, method: str) -> Any:
@@ -101,16 +87,15 @@ def compare(sim: System, runs: Iterable[str | tuple[str, Mapping[str, Any]]], *,
     diverged (step index or None). With return_trajectories,
     returns (table, list of Trajectory) for plotting.
     """
+    plan = _runs(runs, steps, dt)  # every run checked before any starts
     rows, trajectories = [], []
-    plan = [(r, {}) if isinstance(r, str) else (r[0], dict(r[1])) for r in runs]
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(plan), desc="compare", unit="run")
-    for method, options in plan:
-        count = as_int("steps", _per_method("steps", steps, method), 1)
-        row, traj = run_one(sim.copy(), method, _per_method("dt", dt, method), count, **options)
+    for method, options, step, count in plan:
+        row, traj = run_one(sim.copy(), method, step, count, **options)
         rows.append(row)
         trajectories.append(traj)
         if bar is not None:
@@ -118,6 +103,44 @@ def compare(sim: System, runs: Iterable[str | tuple[str, Mapping[str, Any]]], *,
     if bar is not None:
         bar.close()
     return (make_table(rows), trajectories) if return_trajectories else make_table(rows)
+
+
+def _runs(runs, steps, dt) -> list[tuple[str, dict[str, Any], float, int]]:
+    """compare's (method, options, dt, steps) for each of `runs`, every one checked: a
+    TypeError or ValueError names the run and what is wrong before any run starts."""
+    if isinstance(runs, (str, bytes, Mapping)) or not isinstance(runs, Iterable):
+        raise TypeError(f"runs: expected a list of method names or (method, options) pairs, "
+                        f"got {type(runs).__name__}")
+    plan = []
+    for i, run in enumerate(runs):
+        if isinstance(run, str):
+            method, options = run, {}
+        elif isinstance(run, (tuple, list)) and len(run) == 2 and isinstance(run[1], Mapping):
+            method, options = run[0], dict(run[1])
+        else:
+            raise TypeError(f"runs[{i}]: expected a method name or a (method, options) pair, "
+                            f"got {run!r}")
+        _check_method(f"runs[{i}]", method, options)
+        count = as_int("steps", _per_method("steps", steps, method), 1)
+        plan.append((method, options, _duration("dt", _per_method("dt", dt, method)), count))
+    return plan
+
+
+def _check_method(where: str, method: Any, options: dict[str, Any]) -> None:
+    """resolve's check of `method` and its options, its error prefixed with `where`."""
+    try:
+        resolve(method, options)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{where}: {error}") from None
+
+
+def _duration(name: str, value: Any) -> float:
+    """`value` as a finite time > 0 [s], else TypeError/ValueError naming `name`."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number of seconds, got {type(value).__name__}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name}: expected a finite time > 0 [s], got {value!r}")
+    return float(value)
 
 
 def stability(make: Callable[[], System], methods: Sequence[str], dts: Sequence[float], *,
@@ -129,14 +152,42 @@ def stability(make: Callable[[], System], methods: Sequence[str], dts: Sequence[
     blow-up to show). status is "diverged", "drift" (|relative energy drift| > drift_tol) or
     "stable".
     """
+    plan = _stability_runs(methods, dts, duration, drift_tol, options)
     rows = []
-    for method, dt in itertools.product(methods, dts):
-        steps = max(1, int(round(_per_method("duration", duration, method) / dt)))
-        row, _ = run_one(make(), method, dt, steps, **(options or {}).get(method, {}))
+    for method, options_, dt, steps in plan:
+        row, _ = run_one(make(), method, dt, steps, **options_)
         row["status"] = ("diverged" if row["diverged"] is not None
                          else "drift" if abs(row["relative_drift"]) > drift_tol else "stable")
         rows.append(row)
     return make_table(rows)
+
+
+def _stability_runs(methods, dts, duration, drift_tol, options):
+    """stability's (method, options, dt, steps) for every cell of the map, every one checked
+    before any runs: a TypeError or ValueError names the argument and what is wrong."""
+    if isinstance(methods, str) or not isinstance(methods, Iterable):
+        raise TypeError(f"methods: expected a list of method names, got {methods!r}")
+    if isinstance(dts, str) or not isinstance(dts, Iterable):
+        raise TypeError(f"dts: expected a list of steps [s], got {dts!r}")
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"options: expected a mapping of method name to options, got "
+                        f"{type(options).__name__}")
+    if isinstance(drift_tol, (bool, np.bool_)) or not isinstance(drift_tol, numbers.Real) \
+            or not drift_tol >= 0:
+        raise ValueError(f"drift_tol: expected a relative drift >= 0, got {drift_tol!r}")
+    methods = list(methods)
+    checked_dts = [_duration(f"dts[{j}]", dt) for j, dt in enumerate(dts)]
+    plan = []
+    for i, method in enumerate(methods):
+        opts = dict((options or {}).get(method, {})) if isinstance(method, str) else {}
+        _check_method(f"methods[{i}]", method, opts)
+        seconds = _duration("duration", _per_method("duration", duration, method))
+        for dt in checked_dts:
+            if not seconds / dt < 2**63:
+                raise ValueError(f"duration: {seconds!r} s at dt = {dt!r} s is {seconds / dt:g} "
+                                 "steps, more than a run can take")
+            plan.append((method, opts, dt, max(1, round(seconds / dt))))
+    return plan
 
 
 def sweep(fn: Callable[..., Any], grid: Mapping[str, Sequence[Any]], *,

@@ -81,7 +81,9 @@ def resolve(method: str, options: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         allowed = sorted(table) or "none"
         raise ValueError(f"{unknown[0]}: not an option of method {method!r} (options: {allowed})")
-    if options.get("solver") == "vbd" and options.get("acceleration") == "anderson":
+    solver, acceleration = options.get("solver"), options.get("acceleration")
+    if (isinstance(solver, str) and isinstance(acceleration, str) and solver == "vbd"
+            and acceleration == "anderson"):
         raise ValueError("acceleration: solver 'vbd' takes 'none' or 'chebyshev', got 'anderson'")
     core = {opt.core: _convert(name, opt.default, opt) for name, opt in table.items()
             if name not in options and opt.default is not None}
@@ -110,6 +112,10 @@ def cap_name(method: str) -> str:
 def _convert(name: str, value: Any, opt: Option) -> Any:
     """Check one option value against its Option and convert it for the core."""
     if isinstance(opt.kind, tuple):
+        # a string first: `array in tuple` compares element-wise and has no truth value
+        if not isinstance(value, str):
+            raise TypeError(f"{name}: expected one of {list(opt.kind)} (a string), got "
+                            f"{type(value).__name__}")
         if value not in opt.kind:
             raise ValueError(f"{name}: expected one of {list(opt.kind)}, got {value!r}")
         return opt.kind.index(value)

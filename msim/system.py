@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from . import _core
 from .methods import as_int, number_text, resolve
+from .trajectory import Trajectory
 
 
 @dataclass(frozen=True)
@@ -41,42 +43,6 @@ class StepInfo:
     objectives: np.ndarray
     seconds: float
     timings: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass
-class Trajectory:
-    """Recorded frames of `System.simulate`.
-
-    positions (frames, n, 3) [m]; times (frames,) [s]; energies: name -> (frames,) [J];
-    seconds and iterations (steps,) per step taken; diverged: index of the step that diverged
-    when simulate stopped early (on_divergence="stop"), else None; velocities (frames, n, 3)
-    [m/s] (None when built without them). save(path) / Trajectory.load(path): an .npz file.
-    """
-
-    method: str
-    dt: float
-    positions: np.ndarray
-    times: np.ndarray
-    energies: dict[str, np.ndarray]
-    seconds: np.ndarray
-    iterations: np.ndarray
-    diverged: int | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-    velocities: np.ndarray | None = None
-
-    def save(self, path) -> None:
-        """Write every field to `path` (.npz, no pickle); Trajectory.load reads it back
-        bit-exactly."""
-        from .io import save_trajectory
-
-        save_trajectory(self, path)
-
-    @classmethod
-    def load(cls, path) -> Trajectory:
-        """Read a Trajectory written by `save`."""
-        from .io import load_trajectory
-
-        return load_trajectory(path)
 
 
 class System(_core.System):
@@ -159,58 +125,67 @@ class System(_core.System):
         diverged step (recorded in Trajectory.diverged) instead of raising. before_step(sim),
         when given, runs before every step: scripted motion of fixed vertices or colliders.
 
-        Interrupted (Ctrl-C, Jupyter's stop button), a long step in progress is abandoned with
-        the state as it was before it, and the KeyboardInterrupt carries the frames recorded so
-        far as its `trajectory` attribute. A step that had just finished when the interrupt
-        arrived stays taken: the System may then be one step past the last recorded step.
+        The Trajectory keeps the springs (edges) and the colliders: planes and spheres (k,4)
+        as they were at the start, or (frames, k, 4) per frame when before_step moved them.
+        With before_step, energies["work"] (frames,) [J] is the work the script did on the
+        system up to each frame: the change of energy().total across each before_step call,
+        summed (the state does not move while the script runs, so any change is the
+        script's: a collider or fixed vertex moved into the body, a stiffness changed). A
+        passive system (no damping, friction or external force; a conservative method)
+        keeps total - work at its start value; dissipation only lowers it.
+
+        A run that starts with a free vertex inside a collider warns with a ContactWarning
+        naming the deepest vertex, its depth [m] and the collider: the contact force throws it
+        out in the first steps. Inside means deeper than both ten times the depth at which the
+        contact carries the vertex's weight and external force (where penalty contact rests
+        it) and a tenth of the mean rest length of its springs.
+
+        Any exception raised during the run (a before_step that raises, DivergenceError with
+        on_divergence="raise", Ctrl-C) carries the frames recorded so far as its `trajectory`
+        attribute and a note saying how far the run got. Interrupted (Ctrl-C, Jupyter's stop
+        button), a long step in progress is abandoned with the state as it was before it; a
+        step that had just finished when the interrupt arrived stays taken: the System may
+        then be one step past the last recorded step.
         """
         steps = as_int("steps", steps, 0, 2**63 - 1)  # the step counter is an int64
         record_every = as_int("record_every", record_every, 1)
         if on_divergence not in ("raise", "stop"):
             raise ValueError(f"on_divergence: expected 'raise' or 'stop', got {on_divergence!r}")
+        if before_step is not None and not callable(before_step):
+            raise TypeError(f"before_step: expected a function of the System or None, got "
+                            f"{type(before_step).__name__}")
         core_options = resolve(method, options)
-        # one append per frame and per step, so an interrupt never leaves them half-recorded
-        frames = [(self.positions, self.velocities, self.time, self.energy())]
-        taken: list[tuple[float, int]] = []  # (seconds, iterations) of each step
-        diverged = None
+        _warn_if_inside(self)
+        record = _Recorder(self, method, dt, options, scripted=before_step is not None)
         bar = _progress(steps, method) if progress else None
-
-        def recorded() -> Trajectory:
-            positions, velocities, times, energies = zip(*frames)
-            seconds, iterations = zip(*taken) if taken else ((), ())
-            return Trajectory(
-                method=method, dt=float(dt), positions=np.stack(positions),
-                times=np.array(times),
-                energies={key: np.array([e[key] for e in energies]) for key in energies[0]},
-                seconds=np.array(seconds, dtype=float),
-                iterations=np.array(iterations, dtype=int), diverged=diverged,
-                options=dict(options), velocities=np.stack(velocities))
-
         try:
             for k in range(steps):
                 if before_step is not None:
-                    before_step(self)
+                    record.script(before_step)
                 try:
                     iters, _, _, _, sec, _ = self._step(dt, method, False, **core_options)
                 except _core.DivergenceError:
                     if on_divergence == "raise":
                         raise
-                    diverged = k
+                    record.diverged = k
                     break
-                taken.append((sec, iters))
+                record.step(sec, iters)
                 if (k + 1) % record_every == 0:
-                    frames.append((self.positions, self.velocities, self.time, self.energy()))
+                    record.frame()
                 if bar is not None:
                     bar.update(1)
-        except KeyboardInterrupt as stop:
-            stop.trajectory = recorded()
-            stop.add_note(f"simulate: interrupted after {len(taken)} of {steps} steps; the "
-                          "frames recorded so far are in this exception's .trajectory")
+        except BaseException as error:
+            error.trajectory = record.trajectory()
+            what = ("interrupted" if isinstance(error, KeyboardInterrupt)
+                    else f"stopped by {type(error).__name__}")
+            error.add_note(f"simulate: {what} after {len(record.taken)} of {steps} steps; the "
+                           f"{len(record.frames)} frames recorded so far are in this "
+                           "exception's .trajectory")
             raise
         finally:
             if bar is not None:
                 bar.close()
-        return recorded()
+        return record.trajectory()
 
     def get_state(self) -> dict[str, Any]:
         """The changing state: positions, velocities and external forces (copies), time and
@@ -221,11 +196,15 @@ class System(_core.System):
         return self._state()
 
     def set_state(self, state: dict[str, Any]) -> None:
-        """Restore a state from `get_state`; all of it is checked before any is written. A state
-        without external_forces (saved before they existed) restores none (zeros); one without
+        """Restore a state from `get_state`; all of it is checked before any is written, and a
+        key that is not one of get_state's is a ValueError (a misspelt key would otherwise
+        restore nothing). A state without external_forces (saved before they existed) restores none (zeros); one without
         previous_dt (or with 0) restores no history, so bdf2's next step is implicit Euler."""
         if not isinstance(state, dict):
             raise TypeError(f"state: expected a dict from get_state(), got {type(state).__name__}")
+        unknown = sorted(map(str, set(state) - set(STATE_KEYS)))
+        if unknown:
+            raise ValueError(f"state: unknown keys {unknown} (a state holds {list(STATE_KEYS)})")
         missing = {"positions", "velocities"} - set(state)
         if missing:
             raise ValueError(f"state: expected keys positions and velocities, missing {sorted(missing)}")
@@ -275,6 +254,115 @@ class System(_core.System):
 # the signature's defaults, from the core's one table of them
 System.__doc__ = System.__doc__.format_map(
     {name: number_text(value) for name, value in _core.defaults().items()})
+
+
+# the keys of get_state's dict, the only ones set_state takes
+STATE_KEYS = ("positions", "velocities", "external_forces", "time", "steps",
+              "previous_positions", "previous_velocities", "previous_dt")
+
+
+class ContactWarning(UserWarning):
+    """simulate starts with a free vertex deep inside a collider: the contact will throw it
+    out. The message names the vertex, its depth [m] and the collider."""
+
+
+class _Recorder:
+    """The frames and steps of one simulate run so far, each appended whole (an interrupt
+    never leaves them half-recorded), and the Trajectory they make."""
+
+    def __init__(self, sim: System, method: str, dt: float, options: dict[str, Any],
+                 scripted: bool) -> None:
+        self.sim, self.method, self.dt, self.options = sim, method, dt, dict(options)
+        self.work = 0.0 if scripted else None  # [J] done by before_step so far
+        self.frames: list[tuple] = []
+        self.taken: list[tuple[float, int]] = []  # (seconds, iterations) of each step
+        self.diverged: int | None = None
+        self.frame()
+
+    def frame(self) -> None:
+        sim = self.sim
+        self.frames.append((sim.positions, sim.velocities, sim.time, sim.energy(),
+                            sim.planes, sim.spheres, self.work))
+
+    def step(self, seconds: float, iterations: int) -> None:
+        self.taken.append((seconds, iterations))
+
+    def script(self, before_step: Callable[[System], None]) -> None:
+        """Run before_step and add the energy it put into the system to the work."""
+        before = self.sim.energy()["total"]
+        before_step(self.sim)
+        self.work += self.sim.energy()["total"] - before
+
+    def trajectory(self) -> Trajectory:
+        positions, velocities, times, energies, planes, spheres, work = zip(*self.frames)
+        seconds, iterations = zip(*self.taken) if self.taken else ((), ())
+        terms = {key: np.array([e[key] for e in energies]) for key in energies[0]}
+        if self.work is not None:
+            terms["work"] = np.array(work)
+        return Trajectory(
+            method=self.method, dt=float(self.dt), positions=np.stack(positions),
+            times=np.array(times), energies=terms, seconds=np.array(seconds, dtype=float),
+            iterations=np.array(iterations, dtype=int), diverged=self.diverged,
+            options=self.options, velocities=np.stack(velocities), edges=self.sim.edges,
+            planes=_colliders("planes", planes), spheres=_colliders("spheres", spheres))
+
+
+def _colliders(name: str, frames: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Collider rows of every frame: (k,4) when they never changed, else (frames, k, 4). When
+    their number changed during the run, the rows present in every frame are kept, and a
+    warning names the ones left out."""
+    if all(np.array_equal(f, frames[0]) for f in frames):
+        return frames[0]
+    counts = [len(f) for f in frames]
+    kept = min(counts)
+    if kept != max(counts):
+        warnings.warn(f"simulate: the number of {name} changed during the run ({min(counts)} to "
+                      f"{max(counts)}); Trajectory.{name} records the first {kept} in every "
+                      f"frame and leaves out rows {kept} to {max(counts) - 1}", stacklevel=4)
+    return np.stack([f[:kept] for f in frames])
+
+
+def _warn_if_inside(sim: System) -> None:
+    """A ContactWarning when a free vertex of `sim` starts inside a collider deeper than both
+    ten times its resting depth (m_i |g| + |F_i|) / contact_stiffness and a tenth of the mean
+    rest length of its springs."""
+    x = sim.positions
+    free = np.ones(len(x), dtype=bool)
+    free[sim.fixed] = False
+    planes, spheres = sim.planes, sim.spheres
+    # depth > 0 inside: behind a plane (outside where n.x >= offset), or within a sphere's
+    # contact radius contact_scale * r; one column per collider
+    depth = np.concatenate([planes[:, 3] - x @ planes[:, :3].T,
+                            sim.contact_scale * spheres[:, 3]
+                            - np.linalg.norm(x[:, None] - spheres[None, :, :3], axis=2)],
+                           axis=1)[free]
+    if not depth.size:
+        return
+    # a vertex resting on a collider by penalty contact sits (m |g| + |F|) / contact_stiffness
+    # deep, more where springs press it in: only a depth past ten times that and a tenth of
+    # its springs' mean rest length is a start inside
+    load = np.asarray(sim.mass, float) * np.linalg.norm(sim.gravity) + np.linalg.norm(
+        sim.external_forces, axis=1)
+    ends, rest = sim.edges.ravel(), np.repeat(sim.rest_lengths, 2)
+    springs = np.bincount(ends, minlength=len(x))
+    length = np.bincount(ends, weights=rest, minlength=len(x)) / np.maximum(springs, 1)
+    tolerance = np.maximum(10.0 * load / max(sim.contact_stiffness, 1e-300), 0.1 * length)
+    excess = depth - tolerance[free, None]
+    row, column = np.unravel_index(np.argmax(excess), excess.shape)
+    if excess[row, column] <= 0:
+        return
+    vertex, deepest = int(np.flatnonzero(free)[row]), float(depth[row, column])
+    if column < len(planes):
+        n, offset = planes[column, :3], planes[column, 3]
+        collider = f"plane {column} (normal {np.round(n, 6).tolist()}, offset {offset:g} m)"
+    else:
+        c, r = spheres[column - len(planes), :3], spheres[column - len(planes), 3]
+        collider = (f"sphere {column - len(planes)} (centre {np.round(c, 6).tolist()} m, "
+                    f"radius {r:g} m, touched at {sim.contact_scale:g} x radius)")
+    warnings.warn(f"simulate: vertex {vertex} starts {deepest:.6g} m inside {collider}; the "
+                  f"contact pushes it out with {sim.contact_stiffness * deepest:.6g} N "
+                  "(contact_stiffness x depth) and throws it. Start the body outside the "
+                  "colliders.", ContactWarning, stacklevel=3)
 
 
 def _restore(cls: type, params: dict[str, Any], state: dict[str, Any]) -> System:

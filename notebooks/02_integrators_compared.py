@@ -30,7 +30,7 @@ import numpy as np
 
 import msim
 import msim.plot
-from msim.compare import max_strain, spring_strain
+from msim.strain import max_strain, spring_strain
 
 MESH = msim.mesh.cloth_grid(15, 15)
 METHODS = list(msim.METHODS)  # all ten, in msim.METHODS's order

@@ -22,3 +22,13 @@ def close_figures():
     yield
     if "matplotlib.pyplot" in sys.modules:
         sys.modules["matplotlib.pyplot"].close("all")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The tally of hostile inputs (files, arrays, arguments) the run tried (tests/hostile.py)."""
+    import hostile
+
+    line = hostile.summary()
+    if line:
+        terminalreporter.write_sep("-", "hostile inputs")
+        terminalreporter.write_line(line)

@@ -1,6 +1,7 @@
 """compare, stability and sweep return the rows they promise."""
 
 import concurrent.futures as cf
+import sys
 
 import numpy as np
 import pytest
@@ -108,3 +109,43 @@ def test_a_diverged_step_prints_as_a_step_and_a_finished_run_as_blank():
     assert 0 <= step < 100 and int(step) == step
     text = str(table).splitlines()
     assert text[2].endswith("|  |") and text[3].endswith(f"| {int(step)} |")
+
+
+@pytest.mark.parametrize("runs, kwargs, error, message", [
+    (["symplectic_euler", "rk45"], {}, ValueError, r"runs\[1\]: method: expected one of"),
+    (["symplectic_euler", ("fms", {"iterations": 0})], {}, ValueError,
+     r"runs\[1\]: iterations: expected an integer in"),
+    (["symplectic_euler", ("fms",)], {}, TypeError, r"runs\[1\]: expected a method name or a "
+                                                     r"\(method, options\) pair"),
+    (["symplectic_euler", "fms"], {"dt": {"symplectic_euler": 1e-3, "fms": float("nan")}},
+     ValueError, r"dt: expected a finite time > 0 \[s\], got nan"),
+    (["symplectic_euler", "fms"], {"dt": {"symplectic_euler": 1e-3, "fms": "0.1"}}, TypeError,
+     r"dt: expected a real number of seconds, got str"),
+    ("symplectic_euler", {}, TypeError, r"runs: expected a list of method names"),
+])
+def test_compare_checks_every_run_before_running_any(runs, kwargs, error, message, monkeypatch):
+    started = []
+    # msim.compare is the function; its module is where run_one lives
+    monkeypatch.setattr(sys.modules["msim.compare"], "run_one",
+                        lambda *args, **kwargs: started.append(args))
+    with pytest.raises(error, match=message):
+        msim.compare(_cloth(), runs, steps=10, **{"dt": 1e-3, **kwargs})
+    assert started == []  # no run started before the bad one was found
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"duration": float("nan")}, ValueError, r"duration: expected a finite time > 0 \[s\], got nan"),
+    ({"duration": -1.0}, ValueError, r"duration: expected a finite time > 0"),
+    ({"duration": {"symplectic_euler": 1.0}}, ValueError, r"duration: expected an entry for 'fms'"),
+    ({"duration": 1.0, "dts": [1e-3, 0.0]}, ValueError, r"dts\[1\]: expected a finite time > 0"),
+    ({"duration": 1e300, "dts": [1e-300]}, ValueError, r"duration: .* steps, more than a run"),
+    ({"duration": 1.0, "methods": ["fms", "rk45"]}, ValueError, r"methods\[1\]: method: expected"),
+    ({"duration": 1.0, "options": {"fms": {"iterations": -1}}}, ValueError,
+     r"methods\[1\]: iterations: expected an integer in"),
+])
+def test_stability_checks_its_arguments_before_running(kwargs, error, message):
+    made = []
+    arguments = {"methods": ["symplectic_euler", "fms"], "dts": [1e-3], **kwargs}
+    with pytest.raises(error, match=message):
+        msim.stability(lambda: made.append(1) or _cloth(), **arguments)
+    assert made == []

@@ -74,7 +74,7 @@ def test_every_internal_link_resolves():
 def test_api_reference_documents_every_public_name():
     api = (SITE / "api.html").read_text(encoding="utf-8")
     ids = _parse(SITE / "api.html").ids
-    submodules = {"mesh", "accuracy", "experiments", "scenes"}
+    submodules = {"mesh", "accuracy", "experiments", "scenes", "strain"}
     for name in msim.__all__:
         wanted = f"module-msim.{name}" if name in submodules else f"msim.{name}"
         assert wanted in ids, f"api.html has no entry for msim.{name}"

@@ -1,7 +1,9 @@
 """Mesh reading round-trips through every format; trajectories write OBJ and VTU series."""
 
 import os
+import tracemalloc
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -117,45 +119,211 @@ def test_submodules_load_on_first_use():
                                         "module 'msim' has no attribute 'nonexistent'"]
 
 
-def _assert_same_trajectory(a, b):
-    """Every field equal, arrays bit for bit and of the same dtype."""
-    import dataclasses
+# ---------------------------------------------------------------- read_mesh: hostile files
 
-    for f in dataclasses.fields(a):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(x, np.ndarray):
-            assert x.dtype == y.dtype and x.shape == y.shape, f.name
-            np.testing.assert_array_equal(x, y, err_msg=f.name)
-        elif isinstance(x, dict):
-            assert list(x) == list(y), f.name
-            for key in x:
-                np.testing.assert_array_equal(x[key], y[key], err_msg=f"{f.name}[{key}]")
-                assert type(x[key]) is type(y[key]), f"{f.name}[{key}]"
-        else:
-            assert x == y and type(x) is type(y), f.name
+HOSTILE = Path(__file__).parent / "data" / "hostile"
 
 
-def test_trajectory_saves_and_loads_bit_exactly(tmp_path):
-    scene = msim.scenes.cloth_on_sphere(6)
-    traj = scene.run(8, "fms", record_every=2, iterations=3, acceleration="chebyshev",
-                     rho=0.9)
-    assert traj.velocities.shape == traj.positions.shape
-    np.testing.assert_array_equal(traj.velocities[-1], scene.system.velocities)
-    traj.save(tmp_path / "run.npz")
-    _assert_same_trajectory(traj, msim.Trajectory.load(tmp_path / "run.npz"))
-    # a run stopped by divergence keeps the step it diverged at
-    sim = msim.scenes.hanging_cloth(6).system
-    blown = sim.simulate(200, 0.05, "explicit_euler", on_divergence="stop")
-    assert blown.diverged is not None
-    blown.save(tmp_path / "blown")  # numpy adds .npz
-    _assert_same_trajectory(blown, msim.Trajectory.load(tmp_path / "blown.npz"))
+@pytest.mark.parametrize("name, message", [
+    ("bad-truncated.vtu", r"not well-formed XML \(truncated\?\)"),
+    ("bad-truncated-tail.vtu", r"not well-formed XML \(truncated\?\)"),
+    ("bad-entity-bomb.vtu", r"refused XML: it declares a DTD"),
+    ("bad-external-entity.vtu", r"refused XML: it declares a DTD"),
+    ("bad-truncated.msh", r"meshio cannot read it"),
+    ("bad-garbage.msh", r"meshio cannot read it"),
+    ("bad-face-index-999.obj", r"triangle cells: vertex index 998 out of range: the file has 3"),
+    ("bad-index-out-of-range.vtu", r"vertex index 999 out of range: the file has 4 vertices"),
+    ("bad-negative-index.vtu", r"vertex index -2 out of range"),
+    ("bad-zero-index.obj", r"line 4: vertex reference 0 out of range"),
+    ("bad-relative-before-start.obj", r"line 2: vertex reference -2 out of range"),
+    ("bad-nan-vertex.obj", r"vertex 1 has a non-finite coordinate \[nan, 0.0, 0.0\]"),
+    ("bad-nan-point.vtu", r"vertex 2 has a non-finite coordinate"),
+    ("bad-short-vertex.obj", r"line 1: a vertex needs x y z, got 'v 0 0'"),
+    ("bad-word-in-face.obj", r"line 4: expected a vertex reference .* got 'one'"),
+    ("bad-repeated-vertex.obj", r"a cell repeats vertex 0"),
+    ("bad-binary-noise.obj", r"line 1: not an OBJ statement"),
+    ("bad-offsets-backwards.vtu", r"offsets: expected non-decreasing cell ends"),
+    ("bad-element-index-999.msh", r"out of bounds"),
+])
+def test_a_broken_or_malicious_file_is_an_error_naming_the_file_and_what_is_wrong(name, message):
+    # meshio ends the process (sys.exit) on the first six: a sweep worker died with no
+    # exception; the others gave IndexError, KeyError or loaded wrongly
+    path = HOSTILE / name
+    with pytest.raises(msim.MeshFileError, match=message) as caught:
+        read_mesh(path)
+    assert str(caught.value).startswith(f"{path}: ") and isinstance(caught.value, ValueError)
+    assert caught.value.path == str(path)
+    assert "root:" not in str(caught.value)  # /etc/passwd was not read into it
 
 
-def test_trajectory_load_names_what_it_expected(tmp_path):
-    np.savez(tmp_path / "other.npz", positions=np.zeros((1, 2, 3)))
-    with pytest.raises(ValueError, match=r"path: expected an .npz written by Trajectory.save"):
-        msim.Trajectory.load(tmp_path / "other.npz")
-    traj = msim.scenes.rope_pendulum(4).run(2, "fms")
-    traj.options["weights"] = object()
-    with pytest.raises(TypeError, match=r"options\['weights'\]: expected a number, string, bool"):
-        traj.save(tmp_path / "bad.npz")
+@pytest.mark.parametrize("name, message", [
+    ("bad-billion-points.vtu", r"Points: declares 24000000000 bytes, more than this file can hold"),
+    ("bad-block-inflates-past-header.vtu", r"compressed block 0 inflates to more than 96 bytes"),
+    ("bad-billion-nodes.msh", r"declares 1000000000 items in \$Nodes, more than the file's 71"),
+])
+def test_declared_sizes_are_checked_before_anything_is_allocated(name, message):
+    tracemalloc.start()
+    try:
+        with pytest.raises(msim.MeshFileError, match=message):
+            read_mesh(HOSTILE / name)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20, f"{peak / 2**20:.1f} MiB allocated"
+
+
+def test_a_blender_obj_with_texture_and_normal_references_loads():
+    mesh = read_mesh(HOSTILE / "ok-blender-v-vt-vn.obj")  # f v/vt/vn: a quad
+    np.testing.assert_array_equal(mesh.vertices, [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]])
+    np.testing.assert_array_equal(mesh.edges, [[0, 1], [0, 3], [1, 2], [2, 3]])  # its sides
+    np.testing.assert_array_equal(mesh.faces, [[0, 1, 2], [0, 2, 3]])
+    for form in ("{a}/{a}", "{a}//{a}", "{a}"):
+        text = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf " + " ".join(form.format(a=a) for a in (1, 2, 3))
+        assert read_mesh(_text_file(text)).faces.tolist() == [[0, 1, 2]]
+
+
+def _text_file(text: str, suffix: str = ".obj") -> Path:
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp())
+    path = folder / f"mesh{suffix}"
+    path.write_text(text)
+    return path
+
+
+def test_pentagons_become_springs_along_their_sides_and_a_fan_of_triangles():
+    mesh = read_mesh(HOSTILE / "ok-pentagon.obj")  # a regular pentagon and a triangle
+    sides = {(i, (i + 1) % 5) for i in range(5)}
+    assert {tuple(sorted(e)) for e in mesh.edges.tolist()} == \
+        {tuple(sorted(e)) for e in sides} | {(1, 5), (0, 5)}
+    triangle, fan = mesh.faces[0], mesh.faces[1:]  # triangles first, then the fans
+    assert triangle.tolist() == [0, 1, 5]
+    # the fan covers the pentagon: its area, (5/2) sin(72 deg) for a unit circumradius
+    x = mesh.vertices[fan]
+    area = 0.5 * np.linalg.norm(np.cross(x[:, 1] - x[:, 0], x[:, 2] - x[:, 0]), axis=1).sum()
+    assert area == pytest.approx(2.5 * np.sin(np.radians(72)), rel=1e-5)
+
+
+def test_relative_indices_count_back_from_the_latest_vertex():
+    mesh = read_mesh(HOSTILE / "ok-relative-indices.obj")  # f -3 -2 -1, l 1 2 3
+    assert mesh.faces.tolist() == [[0, 1, 2]] and len(mesh.edges) == 3
+
+
+def test_cells_msim_has_no_springs_for_are_named_not_dropped_silently():
+    with pytest.warns(msim.io.MeshFileWarning, match=r"left out cells .*: 1 wedge"):
+        mesh = read_mesh(HOSTILE / "ok-wedge-left-out.vtu")
+    assert mesh.faces.tolist() == [[0, 1, 2]] and len(mesh.vertices) == 6
+    with pytest.warns(msim.io.MeshFileWarning, match=r"left out OBJ statements .*1 'curv'"):
+        read_mesh(HOSTILE / "ok-free-form-left-out.obj")
+
+
+def _vtu_variants(tmp_path):
+    """One tet mesh as VTU in every layout msim reads: (name, path)."""
+    v, t = box_tets(3, 3, 2)
+    out = []
+    for name, kwargs in [("ascii", dict(binary=False)), ("base64", dict(compression=None)),
+                         ("zlib", dict(compression="zlib")), ("lzma", dict(compression="lzma")),
+                         ("uint64", dict(compression="zlib", header_type="UInt64"))]:
+        path = tmp_path / f"{name}.vtu"
+        meshio.write(path, meshio.Mesh(v, [("tetra", t)]), **kwargs)
+        out.append((name, path))
+    # appended raw binary, as ParaView writes by default: the arrays after '_' as bytes
+    path = tmp_path / "raw.vtu"
+    arrays = [v.astype("<f8"), t.ravel().astype("<i8"), (4 * np.arange(1, len(t) + 1)).astype("<i8"),
+              np.full(len(t), 10, np.uint8)]
+    raw, offsets = b"", []
+    for a in arrays:
+        offsets.append(len(raw))
+        raw += np.array([a.nbytes], "<u4").tobytes() + a.tobytes()
+    path.write_bytes(
+        b'<?xml version="1.0"?>\n<VTKFile type="UnstructuredGrid" version="1.0" '
+        b'byte_order="LittleEndian" header_type="UInt32">\n<UnstructuredGrid>'
+        + f'<Piece NumberOfPoints="{len(v)}" NumberOfCells="{len(t)}"><Points>'
+          f'<DataArray type="Float64" NumberOfComponents="3" format="appended" '
+          f'offset="{offsets[0]}"/></Points><Cells>'
+          f'<DataArray type="Int64" Name="connectivity" format="appended" offset="{offsets[1]}"/>'
+          f'<DataArray type="Int64" Name="offsets" format="appended" offset="{offsets[2]}"/>'
+          f'<DataArray type="UInt8" Name="types" format="appended" offset="{offsets[3]}"/>'
+          '</Cells></Piece></UnstructuredGrid>\n<AppendedData encoding="raw">\n_'.encode()
+        + raw + b"\n</AppendedData>\n</VTKFile>\n")
+    out.append(("raw", path))
+    return out
+
+
+def test_every_vtu_layout_reads_as_meshio_reads_it(tmp_path):
+    v, t = box_tets(3, 3, 2)
+    expected = tet_mesh(v, t)
+    for name, path in _vtu_variants(tmp_path):
+        mesh = read_mesh(path)
+        np.testing.assert_array_equal(mesh.vertices, v, err_msg=name)
+        np.testing.assert_array_equal(mesh.edges, expected.edges, err_msg=name)
+        np.testing.assert_array_equal(mesh.faces, expected.faces, err_msg=name)
+        if name != "raw":  # meshio, the oracle, reads the rest the same
+            np.testing.assert_array_equal(meshio.read(path).points, mesh.vertices)
+
+
+def test_every_prefix_of_a_vtu_is_a_clear_error_or_the_mesh(tmp_path):
+    from hostile import attempt
+
+    for name, path in _vtu_variants(tmp_path):
+        whole = path.read_bytes()
+        for end in range(0, len(whole), max(1, len(whole) // 60)):
+            cut = tmp_path / f"cut-{name}.vtu"
+            cut.write_bytes(whole[:end])
+            attempt(lambda: read_mesh(cut), msim.MeshFileError)
+
+
+# ---------------------------------------------------------------- writers
+
+
+def test_writers_refuse_non_finite_positions_and_faces_out_of_range(tmp_path):
+    cloth = cloth_grid(4, 4)
+    sim = msim.System(cloth.vertices, cloth.edges, stiffness=100.0, fixed=[0, 3])
+    traj = sim.simulate(2, 1e-3, "symplectic_euler")
+    bad_faces = cloth.faces.copy()
+    bad_faces[3, 1] = 16
+    with pytest.raises(ValueError, match=r"faces: expected vertex indices below 16, got 16"):
+        write_obj_sequence(traj, bad_faces, tmp_path / "a")
+    with pytest.raises(ValueError, match=r"faces: expected vertex indices below 16, got 16"):
+        write_vtu_series(traj, tmp_path / "b", faces=bad_faces)
+    with pytest.raises(ValueError, match=r"faces: expected vertex indices below 16, got -1"):
+        write_mesh(tmp_path / "c.vtu", cloth.vertices, faces=-bad_faces)
+    traj.positions[1, 5, 2] = np.nan
+    with pytest.raises(ValueError, match=r"traj.positions\[1\]: expected finite numbers, got "
+                                         r"\[.*nan\] in vertex 5"):
+        write_obj_sequence(traj, cloth.faces, tmp_path / "d")
+    with pytest.raises(ValueError, match=r"traj.positions\[1\]: expected finite numbers"):
+        write_vtu_series(traj, tmp_path / "e", faces=cloth.faces)
+    with pytest.raises(ValueError, match=r"vertices: expected finite numbers"):
+        write_mesh(tmp_path / "f.vtu", traj.positions[1], faces=cloth.faces)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing written
+
+
+def test_exports_take_the_mesh_and_the_colliders_from_the_trajectory(tmp_path):
+    scene = msim.scenes.pushed_cloth(5)
+    traj = scene.run(4, "fms", iterations=3)
+    traj.faces = scene.faces
+    objs = write_obj_sequence(traj, tmp_path / "obj")  # faces and sphere from the run
+    text = objs[-1].read_text()
+    assert text.count("\no ") == 2 and "\no sphere_0\n" in text
+    body, sphere = text.split("\no sphere_0\n")
+    assert body.count("\nf ") == len(scene.faces)
+    points = np.array([line.split()[1:] for line in sphere.splitlines() if line.startswith("v ")],
+                      dtype=float)
+    centre, radius = traj.spheres[-1, 0, :3], traj.spheres[-1, 0, 3]
+    np.testing.assert_allclose(np.linalg.norm(points - centre, axis=1), radius, rtol=1e-6)
+    # ParaView: the body's series, and the colliders' own, one file per frame as they moved
+    pvd = write_vtu_series(traj, tmp_path / "vtu")
+    colliders = ET.parse(pvd.parent / "frame_colliders.pvd").getroot().find("Collection")
+    files = [d.get("file") for d in colliders.findall("DataSet")]
+    assert len(files) == len(traj.times)
+    for k, name in enumerate(files):
+        drawn = meshio.read(pvd.parent / name).points
+        np.testing.assert_allclose(np.linalg.norm(drawn - traj.spheres[k, 0, :3], axis=1),
+                                   traj.spheres[k, 0, 3], rtol=1e-6)
+    # a rope has no faces: its springs are written as OBJ lines and VTU line cells
+    rope = msim.scenes.rope_pendulum(4).run(2, "fms")
+    line = write_obj_sequence(rope, tmp_path / "rope")[0].read_text()
+    assert line.count("\nl ") == len(rope.edges)
+    last = meshio.read(write_vtu_series(rope, tmp_path / "rope-vtu").parent / "frame_0002.vtu")
+    np.testing.assert_array_equal(last.cells_dict["line"], rope.edges)

@@ -137,14 +137,14 @@ def test_solver_costs_are_the_errors_of_runs_stopped_at_each_cap(falling):
 
 def test_time_to_accuracy_is_none_where_the_cap_falls_short(falling):
     sim, g_star = falling
-    # (FMS leaves 0.11, 0.072, 0.062 of the start's error after 1, 2, 3 iterations)
-    reached = time_to_accuracy(sim, 1 / 30, {"solver": "fms"}, [0.065, 1e-12], 5, g_star,
+    # (FMS leaves 0.119, 0.090, 0.081 of the start's error after 1, 2, 3 iterations)
+    reached = time_to_accuracy(sim, 1 / 30, {"solver": "fms"}, [0.085, 1e-12], 5, g_star,
                                repeats=1)
     seconds, iterations = reached[0]
     assert seconds > 0 and reached[1] is None
     # the iteration timed is the first whose error is at most the target in a plain run
     g = sim.copy().step(1 / 30, "implicit_euler", solver="fms", iterations=5).objectives
-    assert iterations == np.flatnonzero(relative_error(g, g_star) <= 0.065)[0] > 1
+    assert iterations == np.flatnonzero(relative_error(g, g_star) <= 0.085)[0] > 1
 
 
 

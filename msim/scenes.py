@@ -104,9 +104,11 @@ class Scene:
     def resume(self, steps: int, method: str, *, dt: float | None = None,
                **options: Any) -> Trajectory:
         """Continue `scene.system` (where the last run or resume ended) by `steps` steps of
-        `method`, as `run` would step; the Trajectory's frame 0 is where it continues from."""
+        `method`, as `run` would step; the Trajectory's frame 0 is where it continues from, and
+        it carries the scene's faces, so that it draws and views without the scene."""
         traj = self.system.simulate(steps, self.dt_for(method) if dt is None else dt, method,
                                     before_step=self.before_step, **options)
+        traj.faces = self.faces
         self._left = _model(self.system)
         return traj
 
@@ -241,7 +243,7 @@ def midpoint_dt(system: System) -> float:
       nonlinear elastodynamics (Simo, Tarnow and Wong 1992, Comput. Methods Appl. Mech. Eng.
       100); on msim's scenes the total energy starts to grow at omega_max h of 4 to 6
       (`omega_max`, the Gershgorin bound), and at 1/30 s (omega_max h = 50 to 420) every scene
-      gained 1e4 to 6e4 J in 1.5 s. h = 2 / omega_max leaves a factor 2 to 3.
+      gained 6 J to 3e5 J in 1.5 s. h = 2 / omega_max leaves a factor 2 to 3.
     * penalty contact, a force that switches on at the surface: a vertex entering a collider
       at normal speed v_n within a step lies a <= v_n h outside it at the step's start; the
       midpoint rule evaluates the force kc depth at (x_t + x_{t+h}) / 2, so the step's work

@@ -26,12 +26,13 @@ class StepInfo:
 
     implicit_euler, implicit_midpoint, bdf2 (their g has the effective step h/2 and 2h/3, and
     implicit_midpoint's unknown is the midpoint (x_t + x_{t+h})/2): entry 0 is the start point
-    x = y, then one entry per solver iteration (solver="vbd": per sweep over all vertices);
+    (the `start` option; by default whichever of the settled y, x_t + h v and x_t has the
+    lowest g), then one entry per solver iteration (solver="vbd": per sweep over all vertices);
     residuals are |grad g| [N], objectives g [J]; converged is True only when a positive tol
     was met (with tol=0 nothing was tested, so it is False). linearized_implicit: entry 0 is
     dv = 0, then one per solver iteration (one for 'direct'); residuals are |b - A dv| / |b|,
     objectives the quadratic model dv.A dv / 2 - b.dv [J] that CG minimises. fms: entry 0 at
-    y, then one per iteration, |grad g| [N] and g [J] (g never increases without colliders).
+    the start point, then one per iteration, |grad g| [N] and g [J] (g never increases).
     xpbd: the last substep's |C + alpha~ lambda| [m] and its g [J], entry 0 at the prediction.
     """
 
@@ -70,17 +71,16 @@ class System(_core.System):
 
     Colliders: planes (k,4) rows of normal and offset (outside where n.x >= offset; normals are
     normalised), spheres (k,4) rows of centre and radius [m]; assign `sim.planes` or
-    `sim.spheres` between steps to move them. Every method handles contact in its natural way:
-    explicit, symplectic, implicit and linearised implicit Euler, RK4, velocity Verlet,
-    implicit midpoint and BDF2 through a penalty energy
-    contact_stiffness/2 * depth^2 (force, gradient and Hessian); FMS minimises the same energy in
-    its local-global iterations and then projects; XPBD projects inside its iterations. The
-    projection follows each vertex's path from the step's start, so no vertex ends a step of FMS
-    or XPBD inside a collider or through a sphere. Spheres are touched at contact_scale *
-    radius (s ~ 1.1). friction: Coulomb coefficient; in XPBD the position-based rule of
-    Macklin et al. 2014 (tangential travel cancelled below friction times the normal correction,
-    shortened by it above), in the other methods a vertex in contact loses tangential speed up
-    to friction times the normal speed the step took from it.
+    `sim.spheres` between steps to move them. Every method but XPBD sees a penalty energy
+    contact_stiffness/2 * depth^2 (force, gradient and Hessian; the implicit methods, FMS
+    included, minimise it within g); XPBD projects inside its iterations, following each
+    vertex's path from the step's start, so no vertex ends an XPBD step inside a collider or
+    through a sphere. Spheres are touched at contact_scale * radius (s ~ 1.1). friction:
+    Coulomb coefficient, its budget the normal force the contact carries, inside every step: a
+    lagged friction potential in g for the implicit methods and linearised implicit Euler (as
+    in IPC, Li et al. 2020), a velocity impulse after the explicit methods' steps, and the
+    static and dynamic rules of Mueller et al. 2020 in XPBD (the contact guide derives them).
+    Fixed colliders and friction never add energy.
 
     bdf2 builds a step from the current state and the one a step of the same dt before it;
     that history is part of the state (get_state/set_state, copies and pickles carry it) and

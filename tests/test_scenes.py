@@ -154,6 +154,9 @@ def test_each_run_starts_from_the_scene_start_on_a_fresh_system():
     # the start is kept: scene.initial never steps
     assert scene.initial.time == 0.0
     np.testing.assert_array_equal(scene.initial.positions, start["positions"])
+    # and a run carries what it takes to draw it without the scene
+    np.testing.assert_array_equal(again.faces, scene.faces)
+    np.testing.assert_array_equal(again.edges, scene.system.edges)
 
 
 def test_resume_continues_the_last_run():

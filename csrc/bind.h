@@ -24,6 +24,11 @@
 
 #include "msim.h"
 
+/* MS_BOUND as text, for messages */
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
+#define BOUND_TEXT TEXT(MS_BOUND)
+
 /* ---------------------------------------------------------------- module state */
 
 typedef struct {
@@ -63,7 +68,7 @@ extern PyGetSetDef System_getset[];
 #define MS_MAX_THREADS 1024
 
 PyArrayObject *to_array(PyObject *obj, const char *name, int typenum);
-int check_points(PyArrayObject *a, const char *name, npy_intp n);
+int check_points(PyArrayObject *a, const char *name, npy_intp n, int bounded);
 PyArrayObject *get_edges(PyObject *obj, npy_intp nv);
 PyArrayObject *get_points(PyObject *obj, const char *name, npy_intp n);
 int per_values(PyArrayObject *a, const char *name, npy_intp n, const char *per, double lo,
@@ -81,7 +86,8 @@ int get_colliders(PyObject *obj, const char *name, int spheres, double **out, in
 PyObject *array_copy(const double *src, npy_intp n, int cols);
 
 /* per-vertex state arrays by number: 0 positions, 1 velocities, 2 external forces, 3 and 4
- * positions and velocities one step back (the bdf2 history) */
+ * positions and velocities one step back (the bdf2 history); all but the external forces are
+ * positions or velocities, bounded by MS_BOUND */
 extern const char *const points_name[5];
 double *points_of(SystemObject *self, intptr_t which);
 

@@ -74,15 +74,34 @@ static int check_values(const double *v, npy_intp n, const char *name, double lo
   return 0;
 }
 
-/* ValueError unless a is an (n,3) array of finite reals; n < 0 accepts any count */
-int check_points(PyArrayObject *a, const char *name, npy_intp n) {
+/* ValueError unless every value lies within MS_BOUND, the magnitude beyond which a position
+ * or velocity counts as diverged */
+static int check_bounded(const double *v, npy_intp n, const char *name) {
+  for (npy_intp i = 0; i < n; i++) {
+    if (fabs(v[i]) <= MS_BOUND) continue;
+    PyObject *val = PyFloat_FromDouble(v[i]);
+    if (val)
+      PyErr_Format(PyExc_ValueError,
+                   "%s: expected values of magnitude at most " BOUND_TEXT
+                   " (beyond it a state counts as diverged), got %R at flat index %zd",
+                   name, val, (Py_ssize_t)i);
+    Py_XDECREF(val);
+    return -1;
+  }
+  return 0;
+}
+
+/* ValueError unless a is an (n,3) array of finite reals, within MS_BOUND when bounded (a
+ * position or velocity); n < 0 accepts any count */
+int check_points(PyArrayObject *a, const char *name, npy_intp n, int bounded) {
   char expected[64];
   if (n < 0)
     snprintf(expected, sizeof(expected), "(n, 3)");
   else
     snprintf(expected, sizeof(expected), "(%zd, 3)", (Py_ssize_t)n);
   return check_shape(a, name, 2, n, 3, expected) ||
-                 check_values(PyArray_DATA(a), PyArray_SIZE(a), name, -INFINITY, 0)
+                 check_values(PyArray_DATA(a), PyArray_SIZE(a), name, -INFINITY, 0) ||
+                 (bounded && check_bounded(PyArray_DATA(a), PyArray_SIZE(a), name))
              ? -1
              : 0;
 }
@@ -115,10 +134,11 @@ fail:
   return NULL;
 }
 
-/* obj as a validated (n,3) array of finite reals; n < 0 accepts any count */
+/* obj as a validated (n,3) array of finite positions within MS_BOUND; n < 0 accepts any
+ * count */
 PyArrayObject *get_points(PyObject *obj, const char *name, npy_intp n) {
   PyArrayObject *a = to_array(obj, name, NPY_DOUBLE);
-  if (a && check_points(a, name, n)) Py_CLEAR(a);
+  if (a && check_points(a, name, n, 1)) Py_CLEAR(a);
   return a;
 }
 

@@ -106,6 +106,8 @@ static int core_exec(PyObject *mod) {
   // the System type
   st->SystemType = PyType_FromModuleAndSpec(mod, &System_spec, NULL);
   if (!st->SystemType || PyModule_AddObjectRef(mod, "System", st->SystemType)) goto fail;
+  // the most entries a step's iteration history keeps
+  if (PyModule_AddIntConstant(mod, "HISTORY_MAX", MS_HIST_MAX)) goto fail;
   return 0;
 fail:
   Py_XDECREF(linalg_error);

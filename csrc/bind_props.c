@@ -28,7 +28,7 @@ static int set_points(SystemObject *self, PyObject *value, void *which) {
   PyArrayObject *a = to_array(value, name, NPY_DOUBLE);
   int err = !a || sys_lock(self);
   if (!err) {
-    err = check_points(a, name, self->m.nv);
+    err = check_points(a, name, self->m.nv, (intptr_t)which != 2);
     if (!err)
       memcpy(points_of(self, (intptr_t)which), PyArray_DATA(a), sizeof(double) * 3 * self->m.nv);
     if (!err && (intptr_t)which < 2) self->d.hp = 0.0;

@@ -5,10 +5,6 @@
 #include <stddef.h>
 #include <string.h>
 
-#define TEXT_(x) #x
-#define TEXT(x) TEXT_(x)
-#define BOUND_TEXT TEXT(MS_BOUND)
-
 /* an integer attribute of an exception */
 typedef struct {
   const char *name;

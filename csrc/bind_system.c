@@ -281,7 +281,7 @@ static PyObject *System_set_state(SystemObject *self, PyObject *args, PyObject *
   err = err || sys_lock(self);
   if (!err) {
     for (int k = 0; k < 5 && !err; k++)
-      err = a[k] && check_points(a[k], points_name[k], self->m.nv);
+      err = a[k] && check_points(a[k], points_name[k], self->m.nv, k != 2);
     for (int k = 0; k < 5 && !err; k++) {
       if (a[k])
         memcpy(points_of(self, k), PyArray_DATA(a[k]), sizeof(double) * 3 * self->m.nv);

@@ -301,7 +301,9 @@ static ms_status iterate(const ms_model *m, ms_data *d, ms_implicit *w, const ms
   precondition(m, w, r, p);
   double rz = ms_dot(n3, r, p), rel = bnorm > 0 ? 1.0 : 0.0;
   ms_hist(d, 0, rel, 0.0);
-  while (it < o->iterations && !(o->tol > 0 && rel <= o->tol) && isfinite(rel) && bnorm > 0) {
+  // an exact solution (r = 0, rel = 0) ends the iterations whatever tol: CG's next direction
+  // would be zero, its curvature p.A p too, which is not an indefinite A
+  while (it < o->iterations && !(o->tol > 0 && rel <= o->tol) && rel > 0 && isfinite(rel)) {
     if (ms_interrupted(d)) return MS_EINTERRUPT;
     if (cg) {
       // conjugate gradient step along p; p.A p <= 0 proves A indefinite
@@ -327,7 +329,7 @@ static ms_status iterate(const ms_model *m, ms_data *d, ms_implicit *w, const ms
   }
   info->iters = it;
   info->nhist = it + 1;
-  info->converged = bnorm == 0 || (o->tol > 0 && rel <= o->tol);
+  info->converged = rel == 0 || (o->tol > 0 && rel <= o->tol);
   return MS_OK;
 }
 

@@ -15,7 +15,7 @@ from ._core import CholmodError, DivergenceError, Error, NotPositiveDefiniteErro
 from ._core import cholmod_version
 from ._files import MeshFileError, TrajectoryFileError
 from .methods import METHODS, SUMMARY
-from .system import ContactWarning, StepInfo, System
+from .system import ContactWarning, HistoryWarning, StepInfo, System
 from .trajectory import Trajectory
 
 __version__ = "0.1.0"
@@ -25,7 +25,7 @@ __all__ = [
     "scenes", "strain",
     "cholmod_version", "compare", "energy_scale", "stability", "sweep",
     "Error", "DivergenceError", "NotPositiveDefiniteError", "CholmodError",
-    "ContactWarning", "MeshFileError", "TrajectoryFileError",
+    "ContactWarning", "HistoryWarning", "MeshFileError", "TrajectoryFileError",
 ]
 
 # submodules with optional dependencies (matplotlib, meshio, k3d) load when first used:

@@ -105,6 +105,9 @@ class System(_core.System):
         record (a residual and g after every iteration) is about 45 % of an XPBD step and
         5-15 % of an FMS step on a 100 x 100 to 200 x 200 cloth; simulate() never records.
 
+        The record keeps at most `msim._core.HISTORY_MAX` (2^20) entries per step: a step run
+        longer records its first ones and warns (HistoryWarning); iterations counts them all.
+
         Raises DivergenceError (state left as it was) when the step produces a non-finite or
         absurd state, NotPositiveDefiniteError when a linear system is indefinite.
         """
@@ -112,6 +115,10 @@ class System(_core.System):
             raise TypeError(f"history: expected True or False, got {history!r}")
         iters, converged, residuals, objectives, seconds, timings = self._step(
             dt, method, bool(history), **resolve(method, options))
+        if history and len(residuals) == _core.HISTORY_MAX <= iters:
+            warnings.warn(f"{method}: the history keeps the first {_core.HISTORY_MAX} of the "
+                          f"step's {iters + 1} entries (msim._core.HISTORY_MAX)", HistoryWarning,
+                          stacklevel=2)
         return StepInfo(method, float(dt), iters, converged, residuals, objectives, seconds,
                         timings)
 
@@ -259,6 +266,10 @@ System.__doc__ = System.__doc__.format_map(
 # the keys of get_state's dict, the only ones set_state takes
 STATE_KEYS = ("positions", "velocities", "external_forces", "time", "steps",
               "previous_positions", "previous_velocities", "previous_dt")
+
+
+class HistoryWarning(UserWarning):
+    """A step ran more iterations than its history keeps (msim._core.HISTORY_MAX entries)."""
 
 
 class ContactWarning(UserWarning):

@@ -238,3 +238,20 @@ def test_jacobi_slows_down_as_h_squared_k_over_m_grows_while_cg_does_not_care():
     assert counts[0] < counts[1] < 100 and counts[2] == 500
     cg = _cloth(k=1e4).step(0.01 * np.sqrt(10), "linearized_implicit", solver="cg", tol=1e-6)
     assert cg.converged and cg.iterations < 100
+
+
+@pytest.mark.parametrize("solver", ["cg", "jacobi"])
+def test_an_iterative_solve_that_reaches_an_exact_solution_stops_there(solver):
+    # one free vertex on a spring to a fixed one: the block-Jacobi preconditioner is A's
+    # inverse, so the first iteration solves it exactly (residual 0) and, with tol=0, CG's
+    # next direction would be 0 with curvature 0: not an indefinite matrix
+    sim = msim.System([[0, 0, 0], [1.2, 0, 0]], [[0, 1]], fixed=[0], gravity=(0, 0, 0),
+                      rest_lengths=[1.0])
+    sim.velocities = [[0, 0, 0], [0.5, 0, 0]]
+    info = sim.step(0.01, "linearized_implicit", solver=solver, tol=0, max_iterations=5)
+    assert info.iterations == 1 and info.converged and info.residuals[-1] == 0.0
+    reference = msim.System([[0, 0, 0], [1.2, 0, 0]], [[0, 1]], fixed=[0], gravity=(0, 0, 0),
+                            rest_lengths=[1.0])
+    reference.velocities = [[0, 0, 0], [0.5, 0, 0]]
+    reference.step(0.01, "linearized_implicit", solver="direct")
+    np.testing.assert_allclose(sim.positions, reference.positions, rtol=0, atol=1e-15)

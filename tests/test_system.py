@@ -195,3 +195,16 @@ def test_constructor_defaults_are_the_core_tables_and_the_docstring_says_them():
         assert getattr(sim, name) == defaults[name]
     assert defaults["mass"] == 0.01 and defaults["gravity"] == (0.0, -9.81, 0.0)  # the contract
     assert "mass=0.01, stiffness=1000," in msim.System.__doc__
+
+
+def test_a_history_longer_than_the_cap_keeps_its_first_entries_and_says_so():
+    # one XPBD spring, 2^20 + 3 sweeps: the record keeps HISTORY_MAX entries, the count is
+    # every iteration, and a HistoryWarning says what was dropped
+    sim = msim.System([[0, 0, 0], [1.1, 0, 0]], [[0, 1]], fixed=[0], gravity=(0, 0, 0),
+                      rest_lengths=[1.0])
+    cap = msim._core.HISTORY_MAX
+    assert cap == 2**20
+    with pytest.warns(msim.HistoryWarning, match=f"first {cap} of the step's {cap + 4} entries"):
+        info = sim.step(1e-3, "xpbd", iterations=cap + 3, substeps=1)
+    assert info.iterations == cap + 3 and len(info.residuals) == len(info.objectives) == cap
+    assert info.residuals[0] > 0 and info.residuals[-1] < 1e-12

@@ -176,3 +176,24 @@ def test_an_implicit_method_caps_each_solver_at_its_own_default(method):
     with pytest.raises(ValueError, match="max_iterations: another name of iterations"):
         sim.step(1 / 30, method, iterations=3, max_iterations=3)
     assert sim.steps == 0
+
+
+@pytest.mark.parametrize("where", ["vertices", "positions", "velocities", "set_state"])
+def test_positions_and_velocities_beyond_the_divergence_bound_are_refused_where_they_enter(where):
+    # a state beyond 1e10 m or m/s counts as diverged at the first step: it is refused where
+    # it enters, naming the argument, not accepted and failed later
+    far = np.array([[0.0, 0.0, 0.0], [2e10, 0.0, 0.0]])
+    if where == "vertices":
+        with pytest.raises(ValueError, match=r"vertices: .*at most 1e10.*got 2.*flat index 3"):
+            msim.System(far, [[0, 1]])
+        return
+    sim = msim.System([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], [[0, 1]])
+    before = sim.get_state()
+    name = "positions" if where == "set_state" else where
+    with pytest.raises(ValueError, match=rf"{name}: .*at most 1e10"):
+        if where == "set_state":
+            sim.set_state({**before, "positions": far})
+        else:
+            setattr(sim, where, far)
+    np.testing.assert_array_equal(sim.positions, before["positions"])
+    sim.external_forces = far  # a force [N] has no such bound

@@ -684,7 +684,7 @@ def _export(traj: Trajectory, faces, edges, colliders: bool):
     n = frames.shape[1]
     faces = _indices("faces", traj.faces if faces is None else faces, 3, n)
     edges = _indices("edges", edges, 2, n)
-    if faces is None and edges is None:
+    if (faces is None or not len(faces)) and edges is None:  # a rope: (0, 3) faces, springs
         edges = _indices("traj.edges", traj.edges, 2, n)
     cells = [(kind, c) for kind, c in (("triangle", faces), ("line", edges))
              if c is not None and len(c)]

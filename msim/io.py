@@ -5,10 +5,11 @@
 the file cannot be opened. It never ends the process (meshio calls sys.exit on some files: msim
 catches that), never expands XML entities or reads a DTD (VTU and the other XML formats are
 parsed with defusedxml), never unpickles or runs code, and never drops cells silently.
-OBJ and VTU are read by msim itself: any OBJ face syntax (`f v`, `f v/vt`, `f v//vn`,
-`f v/vt/vn`, negative relative indices), and VTU in ASCII, base64 or raw appended binary,
-zlib or LZMA compressed, each compressed block inflated no further than its header declares.
-Gmsh .msh, legacy .vtk, PLY, OFF, MEDIT .mesh and STL are read through meshio, with its errors
+OBJ, VTU and Gmsh are read by msim itself: any OBJ face syntax (`f v`, `f v/vt`, `f v//vn`,
+`f v/vt/vn`, negative relative indices); VTU in ASCII, base64 or raw appended binary,
+zlib or LZMA compressed, each compressed block inflated no further than its header declares;
+Gmsh .msh 2.2 and 4.1, ASCII or binary, every declared count checked against the bytes left.
+Legacy .vtk, PLY, OFF, MEDIT .mesh and STL are read through meshio, with its errors
 (and its sys.exit) turned into MeshFileError; for all of these every size a file declares is
 checked against the file's size before anything is allocated for it. Other formats are refused
 (convert them with meshio): meshio's readers of some of them never return on a truncated file.
@@ -41,6 +42,7 @@ import numpy as np
 
 from ._core import System  # the base of msim.System: this module needs no more of it
 from ._files import MeshFileError, inflation_limit
+from ._gmsh import read_gmsh
 from ._geometry import (_bounds, _finite_points, _grid_triangles, _indices, _plane_patch, _rows4,
                         _sphere_triangles)
 from .mesh import CELL_EDGES, Mesh, boundary_faces, cell_edges, unique_edges
@@ -475,7 +477,6 @@ def _vtk_cells(path: Path, connectivity: np.ndarray, offsets: np.ndarray,
 
 # counts a file declares, each of which takes at least one byte of it: (suffixes, pattern)
 DECLARED = [
-    ((".msh",), rb"\$(?:Nodes|Elements)\s+(\d+)(?:[ \t]+(\d+))?"),
     ((".vtk",), rb"(?m)^\s*(?:POINTS|CELLS|CELL_TYPES|POLYGONS|LINES|VERTICES|TRIANGLE_STRIPS|"
                 rb"POINT_DATA|CELL_DATA)\s+(\d+)(?:[ \t]+(\d+))?"),
     ((".ply",), rb"(?m)^element\s+\S+\s+(\d+)"),
@@ -483,9 +484,8 @@ DECLARED = [
     ((".mesh",), rb"(?m)^\s*(?:Vertices|Edges|Triangles|Quadrilaterals|Tetrahedra|Hexahedra)"
                  rb"\s+(\d+)"),
 ]
-# the formats read through meshio: those whose readers return on any file (meshio's ANSYS
-# reader, which also claims .msh, loops for ever at the end of a truncated file)
-MESHIO_FORMATS = {".msh": "gmsh", ".vtk": "vtk", ".ply": "ply", ".off": "off",
+# the formats read through meshio: those whose readers return on any file
+MESHIO_FORMATS = {".vtk": "vtk", ".ply": "ply", ".off": "off",
                   ".mesh": "medit", ".stl": "stl"}
 
 
@@ -536,7 +536,7 @@ def _read_meshio(path: Path, data: bytes) -> tuple[np.ndarray, Blocks]:
     return m.points, [(block.type, np.asarray(block.data)) for block in m.cells]
 
 
-_READERS = {".obj": _read_obj, ".vtu": _read_vtu}
+_READERS = {".obj": _read_obj, ".vtu": _read_vtu, ".msh": read_gmsh}
 
 
 # ---------------------------------------------------------------- writers

@@ -60,14 +60,15 @@ include_dirs, library_dirs = find_cholmod()
 # threads inside a step (System.threads); without OpenMP the pragmas are ignored and
 # threads > 1 runs on one core
 OPENMP = [] if sys.platform == "darwin" or os.environ.get("MSIM_NO_OPENMP") else ["-fopenmp"]
-sources = sorted(str(p) for p in Path("csrc").glob("*.c"))
+# the engine (csrc/engine) knows nothing of Python; the binding (csrc/binding) converts
+sources = sorted(str(p) for p in Path("csrc").glob("*/*.c"))
 
 setup(
     ext_modules=[
         Extension(
             "msim._core",
             sources=sources,
-            include_dirs=["csrc", numpy.get_include(), *include_dirs],
+            include_dirs=["csrc/engine", "csrc/binding", numpy.get_include(), *include_dirs],
             library_dirs=library_dirs,
             libraries=["cholmod"],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_25_API_VERSION")],

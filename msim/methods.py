@@ -2,9 +2,10 @@
 
 Every method name maps to its options: the public option name, its default, its type (or the
 allowed strings), its allowed range and the keyword the C core receives. The one table of these
-facts is the C core's (csrc/options.c, read through `_core.methods()`); this module only
-turns it into Python objects. `resolve` checks a user's options against it so that a misspelt
-or out-of-place option is an error, never silently ignored.
+facts is the C core's registry (csrc/engine/registry.c, read through `_core.methods()`); this
+module only turns it into Python objects. `resolve` checks a user's options against it so that
+a misspelt or out-of-place option is an error, never silently ignored; the core refuses an
+option the chosen solver of g does not read.
 """
 
 from __future__ import annotations
@@ -65,12 +66,14 @@ START: tuple[str, ...] = METHODS["fms"]["start"].kind
 
 
 def resolve(method: str, options: dict[str, Any]) -> dict[str, Any]:
-    """Return the C keyword arguments for `method` with `options` checked and defaults filled.
+    """Return the C keyword arguments for the `options` given to `method`, each checked and
+    converted (a choice's name to its index); the core fills the defaults of the rest.
 
     An option whose default is None is left to the core (an iteration cap that depends on the
     solver); two public names of one option (`iterations`, `max_iterations`) may not both be
-    given; solver 'vbd' takes no Anderson acceleration. Raises ValueError for an unknown
-    method, option or choice and TypeError for a wrong type.
+    given. Raises ValueError for an unknown method, option or choice and TypeError for a wrong
+    type. Which options a solver of g reads is the core's to say: it refuses the rest when
+    the step is taken (`_core.solvers()` lists them).
     """
     if not isinstance(method, str):
         raise TypeError(f"method: expected a string, got {type(method).__name__}")
@@ -81,21 +84,14 @@ def resolve(method: str, options: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         allowed = sorted(table) or "none"
         raise ValueError(f"{unknown[0]}: not an option of method {method!r} (options: {allowed})")
-    solver, acceleration = options.get("solver"), options.get("acceleration")
-    if (isinstance(solver, str) and isinstance(acceleration, str) and solver == "vbd"
-            and acceleration == "anderson"):
-        raise ValueError("acceleration: solver 'vbd' takes 'none' or 'chebyshev', got 'anderson'")
-    core = {opt.core: _convert(name, opt.default, opt) for name, opt in table.items()
-            if name not in options and opt.default is not None}
+    core: dict[str, Any] = {}
     given: dict[str, str] = {}  # core keyword -> the public name that set it
     for name, value in options.items():
         opt = table[name]
         if opt.core in given:
             raise ValueError(f"{name}: another name of {given[opt.core]}; give one of the two")
         given[opt.core] = name
-        if value is None and opt.default is None:
-            core.pop(opt.core, None)  # the core picks it (e.g. the solver's own iteration cap)
-        else:
+        if not (value is None and opt.default is None):  # None: the solver's own cap
             core[opt.core] = _convert(name, value, opt)
     return core
 

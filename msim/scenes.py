@@ -20,6 +20,7 @@ import numpy as np
 
 from .experiments import calm_after, gust_curtain
 from .mesh import box_tets, cloth_grid, rope, tet_mesh
+from . import _core
 from .methods import resolve
 from .system import System, Trajectory
 
@@ -134,10 +135,11 @@ def _model(system: System) -> dict[str, Any]:
     return model
 
 
-EXPLICIT = {"explicit_euler": 2.0, "symplectic_euler": 2.0, "rk4": 2.0 * np.sqrt(2.0),
-            "velocity_verlet": 2.0}
+EXPLICIT = {name: entry["omega_h"] for name, entry in _core.methods().items()
+            if np.isfinite(entry["omega_h"])}
 """Methods whose stability depends on the step, with omega h at their stability limit on the
-imaginary axis (explicit Euler has none: `Scene.dt_for` gives it symplectic Euler's step)."""
+imaginary axis, from the core's registry (explicit Euler's undamped limit is 0; this gives it
+symplectic Euler's 2, the step `Scene.dt_for` picks for it)."""
 
 
 def stability_limit(system: System, method: str) -> float:
@@ -162,41 +164,11 @@ def stability_limit(system: System, method: str) -> float:
 
     Returns inf when nothing is stiff (no springs, no colliders) for every method. The bound
     omega_max is exact on one free vertex on a spring to a fixed one (omega = sqrt(k/m)) and an
-    upper bound elsewhere, so the limits are on the safe side.
+    upper bound elsewhere, so the limits are on the safe side. The core computes it, from the
+    same registry row a DivergenceError's advice quotes.
     """
     resolve(method, {})
-    omega = omega_max(system)
-    if method not in EXPLICIT:
-        return np.inf
-    if omega == 0:
-        return np.inf
-    if method != "explicit_euler":
-        return EXPLICIT[method] / omega
-    return _explicit_euler_limit(omega, float(system.damping))
-
-
-def _explicit_euler_limit(omega: float, c: float) -> float:
-    """The smallest h > 0 with exp(-c h) (1 + (omega h)^2) = 1 [s] (see `stability_limit`),
-    found in u = omega h as the root of phi(u) = log(1 + u^2) - (c / omega) u, which falls from
-    0 to a minimum and rises to a maximum at u = (1 -+ sqrt(1 - r^2)) / r, r = c / omega."""
-    r = c / omega
-    if r == 0:
-        return 0.0
-    if r >= 1:
-        return np.inf  # phi falls for every u: the damping wins at every step
-
-    def phi(u: float) -> float:
-        return np.log1p(u * u) - r * u
-
-    lo, hi = (1 - np.sqrt(1 - r * r)) / r, (1 + np.sqrt(1 - r * r)) / r
-    if phi(hi) <= 0:
-        return np.inf
-    for _ in range(200):  # bisection to the last bit
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        lo, hi = (mid, hi) if phi(mid) <= 0 else (lo, mid)
-    return lo / omega
+    return system._stable_step(method)[0]
 
 
 def stable_dt(system: System, safety: float = 0.5) -> float:
@@ -220,15 +192,7 @@ def omega_max(system: System) -> float:
     to the diagonal, counted for every vertex when the system has colliders (any vertex can
     touch one). Exact for one free vertex on one spring to a fixed one: sqrt(k / m).
     """
-    mass = np.asarray(system.mass, float)
-    stiffness = np.broadcast_to(np.asarray(system.stiffness, float), (system.n_springs,))
-    free = _free(system)
-    row = np.zeros(system.n_vertices)
-    for end, other in (system.edges.T, system.edges.T[::-1]):
-        np.add.at(row, end, stiffness * (1.0 + free[other]))
-    if _has_colliders(system):
-        row += system.contact_stiffness
-    return float(np.sqrt((row[free] / mass[free]).max(initial=0.0)))
+    return system._stable_step("symplectic_euler")[1]
 
 
 def midpoint_dt(system: System) -> float:

@@ -222,13 +222,8 @@ class System(_core.System):
 
     def parameters(self) -> dict[str, Any]:
         """Constructor arguments that rebuild this System's model (positions as vertices)."""
-        return {"vertices": self.positions, "edges": self.edges, "mass": self.mass,
-                "stiffness": self.stiffness, "rest_lengths": self.rest_lengths,
-                "fixed": self.fixed, "gravity": self.gravity, "damping": self.damping,
-                "planes": self.planes, "spheres": self.spheres,
-                "contact_stiffness": self.contact_stiffness,
-                "contact_scale": self.contact_scale, "friction": self.friction,
-                "threads": self.threads}
+        return {"vertices": self.positions, "edges": self.edges,
+                **{name: getattr(self, name) for name in MODEL_PARAMETERS}}
 
     def copy(self) -> System:
         """An independent System with the same model and state (and deep copies of the
@@ -262,6 +257,9 @@ class System(_core.System):
 System.__doc__ = System.__doc__.format_map(
     {name: number_text(value) for name, value in _core.defaults().items()})
 
+
+# the model's parameters in constructor order, from the core's one table of them
+MODEL_PARAMETERS = tuple(_core.model_parameters())
 
 # the keys of get_state's dict, the only ones set_state takes
 STATE_KEYS = ("positions", "velocities", "external_forces", "time", "steps",

@@ -140,7 +140,7 @@ def test_chebyshev_extrapolates_the_second_sweep_from_the_start_point():
 
 
 @pytest.mark.parametrize("options, match", [
-    ({"acceleration": "anderson"}, "acceleration: solver 'vbd' takes 'none' or 'chebyshev'"),
+    ({"acceleration": "anderson"}, "acceleration: solver 'vbd' does not take acceleration='anderson'"),
     ({"rho": 1.0}, "rho: expected a real number in"),
     ({"iterations": 0}, "iterations: expected an integer in"),
     ({"solver": "vdb"}, "solver: expected one of"),

@@ -1,4 +1,4 @@
-"""Explicit and symplectic Euler in vectorised NumPy: the same algorithms as csrc/explicit.c."""
+"""Explicit and symplectic Euler in vectorised NumPy: the same algorithms as csrc/engine/explicit.c."""
 
 from __future__ import annotations
 

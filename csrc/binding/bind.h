@@ -61,6 +61,7 @@ int check_ready(SystemObject *s);
 
 extern PyType_Spec System_spec;
 extern PyGetSetDef System_getset[];
+void fill_parameter_docs(void);
 
 /* ---------------------------------------------------------------- bind_convert.c */
 
@@ -97,5 +98,7 @@ PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw);
 PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw);
 PyObject *methods_py(PyObject *mod, PyObject *unused);
 PyObject *defaults_py(PyObject *mod, PyObject *unused);
+PyObject *solvers_py(PyObject *mod, PyObject *unused);
+PyObject *model_parameters_py(PyObject *mod, PyObject *unused);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 /* an integer attribute of an exception */
@@ -37,23 +38,61 @@ static PyObject *place_text(const ms_info *info) {
 static PyObject *range_text(const ms_opt_field *f);
 
 /* ValueError for a step the core refused: an option out of its range, or dt */
-static void raise_input(const ms_info *info, ms_method method, PyObject *hobj) {
+static void raise_input(const ms_info *info, const ms_opt *opt, ms_method method, PyObject *hobj) {
   const char *name = ms_methods[method].name;
   if (info->option < 0) {
     PyErr_Format(PyExc_ValueError, "%s: expected a finite dt > 0, got %R", name, hobj);
     return;
   }
   const ms_param *p = &ms_methods[method].params[info->option];
-  PyObject *range = range_text(&ms_opt_fields[p->field]);
+  const ms_opt_field *f = &ms_opt_fields[p->field];
+  if (f->type == MS_CHOICE) { /* a choice the chosen solver does not offer */
+    PyErr_Format(PyExc_ValueError, "%s: solver '%s' does not take %s='%s'", p->name,
+                 ms_solvers[opt->minimizer].name, p->name, f->choices[(int)ms_opt_get(opt, f)]);
+    return;
+  }
+  PyObject *range = range_text(f);
   if (range)
     PyErr_Format(PyExc_ValueError, "%s (dt=%R): option %s is outside its range %U", name, hobj,
                  p->name, range);
   Py_XDECREF(range);
 }
 
+/* what to try after method diverged at step h on model m: the method's stable step where it
+ * has one (ms_stable_step), else a smaller step or more iterations */
+static PyObject *stability_advice(const ms_model *m, ms_method method, double h) {
+  const ms_method_def *md = &ms_methods[method];
+  double limit = ms_stable_step(m, method), omega = ms_omega_max(m);
+  PyObject *lim = PyFloat_FromDouble(limit), *om = PyFloat_FromDouble(omega), *out = NULL;
+  if (!lim || !om)
+    out = NULL;
+  else if (isinf(md->omega_h))
+    out = PyUnicode_FromFormat(
+        "%s is stable at every dt on a linear mode, so a nonlinear force "
+        "(a stiff spring turning, a contact) outran this step or its "
+        "iterations: try a smaller dt, or more iterations (or a tol)",
+        md->name);
+  else if (limit == 0)
+    out = PyUnicode_FromFormat(
+        "%s amplifies every undamped mode at any dt: give the System "
+        "damping, or use symplectic_euler, velocity_verlet or an implicit "
+        "method (implicit_euler, bdf2, fms, xpbd)",
+        md->name);
+  else
+    out = PyUnicode_FromFormat(
+        "%s is stable below dt = %R s on this System (omega_max = %R "
+        "rad/s, the Gershgorin bound on its stiffest mode): take a "
+        "smaller dt, or an implicit method (implicit_euler, bdf2, fms, "
+        "xpbd), stable at any dt",
+        md->name, lim, om);
+  Py_XDECREF(lim);
+  Py_XDECREF(om);
+  return out;
+}
+
 /* raise the exception that matches a failed step */
 static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *info,
-                              ms_method method_id, double h) {
+                              const ms_opt *opt, ms_method method_id, double h) {
   const char *method = ms_methods[method_id].name;
   // an interrupted step: the signal handler's exception (KeyboardInterrupt for Ctrl-C) is set
   if (st == MS_EINTERRUPT) {
@@ -72,14 +111,16 @@ static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *i
       break;
     case MS_EDIVERGED: {
       exc_attr attrs[] = {{"step", self->d.nstep}, {"vertex", info->vertex}};
-      raise_with(
-          ms->DivergenceError,
-          PyUnicode_FromFormat("%s diverged at step %lld (dt=%R): vertex %d has a "
-                               "non-finite or absurd (> " BOUND_TEXT ") position or velocity; the "
-                               "state is left as it was before the step. Try a smaller dt, or "
-                               "an implicit method (implicit_euler, fms, xpbd) for stiff springs",
-                               method, (long long)self->d.nstep, hobj, info->vertex),
-          attrs, 2);
+      PyObject *advice = stability_advice(&self->m, method_id, h);
+      if (advice)
+        raise_with(
+            ms->DivergenceError,
+            PyUnicode_FromFormat("%s diverged at step %lld (dt=%R): vertex %d has a "
+                                 "non-finite or absurd (> " BOUND_TEXT ") position or "
+                                 "velocity; the state is left as it was before the step. %U",
+                                 method, (long long)self->d.nstep, hobj, info->vertex, advice),
+            attrs, 2);
+      Py_XDECREF(advice);
       break;
     }
     case MS_ENOTPD: {
@@ -102,7 +143,7 @@ static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *i
                    method, hobj);
       break;
     case MS_EINPUT:
-      raise_input(info, method_id, hobj);
+      raise_input(info, opt, method_id, hobj);
       break;
     default:
       PyErr_Format(PyExc_SystemError, "%s (dt=%R): unknown status %d from the core", method, hobj,
@@ -192,10 +233,12 @@ static const ms_opt_field *find_field(PyObject *key) {
   return NULL;
 }
 
-/* fill opt from a keyword dict of core option names, each value checked against its field */
-static int parse_options(PyObject *kw, ms_opt *opt) {
+/* fill opt from a keyword dict of core option names, each value checked against its field;
+ * *given gets the bit (1 << ms_opt_id) of every option the dict sets */
+static int parse_options(PyObject *kw, ms_opt *opt, uint32_t *given) {
   PyObject *key, *value;
   Py_ssize_t pos = 0;
+  *given = 0;
   while (kw && PyDict_Next(kw, &pos, &key, &value)) {
     const ms_opt_field *f = find_field(key);
     if (!f) {
@@ -212,8 +255,28 @@ static int parse_options(PyObject *kw, ms_opt *opt) {
     }
     if (!ms_opt_in_range(f, v)) return out_of_range(f->name, f, value);
     ms_opt_set(opt, f, v);
+    *given |= 1u << (f - ms_opt_fields);
   }
   return 0;
+}
+
+/* ValueError for an option given to a method whose chosen solver of g does not read it */
+static int refuse_unread(ms_method method, const ms_opt *opt, uint32_t given) {
+  int bad = ms_opt_refused(method, opt, given);
+  if (bad < 0) return 0;
+  const ms_method_def *md = &ms_methods[method];
+  const ms_solver_def *sd = &ms_solvers[opt->minimizer];
+  PyObject *read = PyUnicode_FromString("");
+  for (int i = 0; read && i < md->nparam; i++)
+    if (sd->reads & (1u << md->params[i].field) && md->params[i].field != MS_OPT_MINIMIZER) {
+      const char *comma = PyUnicode_GET_LENGTH(read) ? ", " : "";
+      Py_SETREF(read, PyUnicode_FromFormat("%U%s%s", read, comma, md->params[i].name));
+    }
+  if (read)
+    PyErr_Format(PyExc_ValueError, "%s: solver '%s' does not read it (it reads %U)",
+                 md->params[bad].name, sd->name, read);
+  Py_XDECREF(read);
+  return -1;
 }
 
 /* the default of param p as the Python value users pass; None for a cap left to the solver */
@@ -267,8 +330,8 @@ static PyObject *param_dict(const ms_param *p) {
   return out;
 }
 
-/* methods() -> {method: {"summary": str, "options": {public name: param_dict}}} in ms_method
- * order: the one table of step options, from options.c */
+/* methods() -> {method: {"summary": str, "options": {public name: param_dict}, "omega_h":
+ * omega h at its stability limit (inf: none)}} in ms_method order, from the registry */
 PyObject *methods_py(PyObject *mod, PyObject *unused) {
   PyObject *out = PyDict_New();
   for (int m = 0; out && m < MS_NMETHOD; m++) {
@@ -279,7 +342,9 @@ PyObject *methods_py(PyObject *mod, PyObject *unused) {
       if (!param || PyDict_SetItemString(options, md->params[i].name, param)) Py_CLEAR(options);
       Py_XDECREF(param);
     }
-    if (options) row = Py_BuildValue("{sssO}", "summary", md->summary, "options", options);
+    if (options)
+      row = Py_BuildValue("{sssOsd}", "summary", md->summary, "options", options, "omega_h",
+                          md->omega_h);
     if (!row || PyDict_SetItemString(out, md->name, row)) Py_CLEAR(out);
     Py_XDECREF(options);
     Py_XDECREF(row);
@@ -287,15 +352,17 @@ PyObject *methods_py(PyObject *mod, PyObject *unused) {
   return out;
 }
 
-/* defaults() -> {constructor keyword: default} of a System, from options.c */
+/* defaults() -> {constructor keyword: default} of a System's parameters that have one, from
+ * the engine's table of model parameters */
 PyObject *defaults_py(PyObject *mod, PyObject *unused) {
   PyObject *out = PyDict_New();
-  for (int i = 0; out && i < MS_NDEFAULT; i++) {
-    const ms_default *d = &ms_defaults[i];
-    PyObject *value = d->size == 3 ? Py_BuildValue("(ddd)", d->value[0], d->value[1], d->value[2])
-                      : i == MS_DEFAULT_THREADS ? PyLong_FromDouble(d->value[0])
-                                                : PyFloat_FromDouble(d->value[0]);
-    if (!value || PyDict_SetItemString(out, d->name, value)) Py_CLEAR(out);
+  for (int i = 0; out && i < MS_NPARAM; i++) {
+    const ms_model_param *p = &ms_model_params[i];
+    if (!p->size) continue;
+    PyObject *value = p->size == 3 ? Py_BuildValue("(ddd)", p->value[0], p->value[1], p->value[2])
+                      : i == MS_P_THREADS ? PyLong_FromDouble(p->value[0])
+                                          : PyFloat_FromDouble(p->value[0]);
+    if (!value || PyDict_SetItemString(out, p->name, value)) Py_CLEAR(out);
     Py_XDECREF(value);
   }
   return out;
@@ -319,8 +386,11 @@ PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
   }
   double h;
   ms_opt opt;
+  uint32_t given;
   ms_opt_defaults(method, &opt); /* options not given keep the method's defaults */
-  if (get_real(dtobj, "dt", 0, 1, &h) || parse_options(kw, &opt)) return NULL;
+  if (get_real(dtobj, "dt", 0, 1, &h) || parse_options(kw, &opt, &given) ||
+      refuse_unread(method, &opt, given))
+    return NULL;
   opt.history = history;
 
   // step without the GIL, one thread per System at a time; its history is read under the lock
@@ -334,7 +404,7 @@ PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
     obj = array_copy(self->d.hobj, info.nhist, 0);
   }
   sys_unlock(self);
-  if (st != MS_OK) return raise_status(self, st, &info, method, h);
+  if (st != MS_OK) return raise_status(self, st, &info, &opt, method, h);
   if (!res || !obj) {
     Py_XDECREF(res);
     Py_XDECREF(obj);
@@ -358,7 +428,7 @@ PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw) {
   ms_opt_defaults(MS_FMS, &opt);
   double h;
   if (check_ready(self) || !PyArg_ParseTuple(args, "Osi:_fms_kernel", &dtobj, &name, &reps) ||
-      get_real(dtobj, "dt", 0, 1, &h) || parse_options(kw, &opt))
+      get_real(dtobj, "dt", 0, 1, &h) || parse_options(kw, &opt, &(uint32_t){0}))
     return NULL;
   for (int i = 0; i < 3; i++)
     if (!strcmp(name, parts[i])) part = i;
@@ -375,7 +445,44 @@ PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw) {
   sys_unlock(self);
   if (st != MS_OK) {
     ms_info info = {.option = -1, .vertex = -1, .axis = -1};
-    return raise_status(self, st, &info, MS_FMS, h);
+    return raise_status(self, st, &info, &opt, MS_FMS, h);
   }
   return PyFloat_FromDouble(call.seconds);
+}
+
+/* solvers() -> {solver: {"iterations": default cap, "reads": (core option names)}} of the
+ * solvers of g, from the registry */
+PyObject *solvers_py(PyObject *mod, PyObject *unused) {
+  PyObject *out = PyDict_New();
+  for (int k = 0; out && k < MS_NMIN; k++) {
+    const ms_solver_def *sd = &ms_solvers[k];
+    PyObject *reads = PyList_New(0), *row = NULL;
+    for (int i = 0; reads && i < MS_NOPT; i++) {
+      PyObject *name = sd->reads & (1u << i) ? PyUnicode_FromString(ms_opt_fields[i].name) : NULL;
+      if (sd->reads & (1u << i) && (!name || PyList_Append(reads, name))) Py_CLEAR(reads);
+      Py_XDECREF(name);
+    }
+    if (reads) row = Py_BuildValue("{sisN}", "iterations", sd->cap, "reads", PyList_AsTuple(reads));
+    if (!row || PyDict_SetItemString(out, sd->name, row)) Py_CLEAR(out);
+    Py_XDECREF(reads);
+    Py_XDECREF(row);
+  }
+  return out;
+}
+
+/* model_parameters() -> {name: {"shape", "low", "low_open", "invalidates", "doc"}} of the
+ * System's model parameters in constructor order, from the engine's table */
+PyObject *model_parameters_py(PyObject *mod, PyObject *unused) {
+  static const char *caches[] = {
+      [MS_KEEPS] = "nothing", [MS_VALUES] = "factorisations", [MS_PATTERN] = "sparsity patterns"};
+  PyObject *out = PyDict_New();
+  for (int i = 0; out && i < MS_NPARAM; i++) {
+    const ms_model_param *p = &ms_model_params[i];
+    PyObject *row = Py_BuildValue("{sssdsOssss}", "shape", p->shape, "low", p->lo, "low_open",
+                                  p->strict ? Py_True : Py_False, "invalidates",
+                                  caches[p->invalidates], "doc", p->doc);
+    if (!row || PyDict_SetItemString(out, p->name, row)) Py_CLEAR(out);
+    Py_XDECREF(row);
+  }
+  return out;
 }

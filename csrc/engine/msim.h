@@ -1,4 +1,8 @@
-/* msim core: mass-spring model, state and integrators. No Python in here.
+/* msim.h: the engine's public header, what the Python binding (csrc/binding) uses: the model,
+ * the data, the step and its options, the registry of methods and solvers, the table of model
+ * parameters. The engine's own files include engine.h, which adds the internal header of
+ * each capability (springs, contact, the potential g, its solvers, the methods, CHOLMOD,
+ * threads). No Python in here.
  *
  * The model (ms_model) holds what is constant between parameter changes: topology, masses,
  * stiffness, rest lengths, the fixed set, gravity and damping. The data (ms_data) holds what
@@ -73,7 +77,7 @@ typedef struct {
   double cscale;        /* sphere contact radius factor s: contact at s * radius */
   double mu;            /* Coulomb friction coefficient */
   int nthread;          /* threads of the passes inside a step (results do not depend on it) */
-  uint64_t rev;         /* bumped when mass, stiffness or the fixed set change */
+  uint64_t rev;         /* bumped when a parameter matrices depend on changes (MS_VALUES) */
   uint64_t rev_fixed;   /* bumped when the fixed set changes (sparsity patterns) */
 } ms_model;
 
@@ -144,7 +148,7 @@ typedef enum {
   MS_NSTART,
 } ms_start;
 
-/* options.c: the one table of step options. ms_opt_fields describes each ms_opt field;
+/* registry.c: the one table of step options. ms_opt_fields describes each ms_opt field;
  * ms_methods lists, per method, the options it takes under their public names, with defaults
  * and documentation. Choice names are indexed by their enum values. */
 typedef enum { MS_INT = 0, MS_REAL, MS_FLAG, MS_CHOICE } ms_opt_type;
@@ -183,41 +187,49 @@ typedef struct {
   double value;     /* default: a number, a flag's 0 or 1, or a choice's enum index */
   const char *doc;  /* what it does, with units */
 } ms_param;
-typedef struct {
-  const char *name;       /* public name of the method */
-  const char *summary;    /* what it does, one sentence */
-  const ms_param *params; /* its options */
-  int nparam;
-} ms_method_def;
 extern const ms_opt_field ms_opt_fields[MS_NOPT];
-extern const ms_method_def ms_methods[MS_NMETHOD];
 int ms_opt_in_range(const ms_opt_field *f, double v);
 double ms_opt_get(const ms_opt *o, const ms_opt_field *f);
 void ms_opt_set(ms_opt *o, const ms_opt_field *f, double v);
-void ms_opt_defaults(ms_method method, ms_opt *o);
-int ms_opt_check(ms_method method, const ms_opt *o);
-int ms_opt_iterations(const ms_opt *o);
 
-/* options.c: a System's constructor defaults, one place for the binding, msim.System's
- * documentation (msim._core.defaults()) and ms_model_defaults */
+/* model.c: the one table of model parameters, in the order of the System constructor: each
+ * row gives the keyword (and property), the shape, the lower bound of its values, its
+ * default, what a change invalidates and its documentation with units. The binding's
+ * constructor, properties and defaults, and msim.System's documentation read it; every setter
+ * ends with ms_model_changed, which bumps the revisions the row names. */
 typedef enum {
-  MS_DEFAULT_MASS = 0,
-  MS_DEFAULT_STIFFNESS,
-  MS_DEFAULT_GRAVITY,
-  MS_DEFAULT_DAMPING,
-  MS_DEFAULT_CONTACT_STIFFNESS,
-  MS_DEFAULT_CONTACT_SCALE,
-  MS_DEFAULT_FRICTION,
-  MS_DEFAULT_THREADS,
-  MS_NDEFAULT,
-} ms_default_id;
+  MS_P_MASS = 0,
+  MS_P_STIFFNESS,
+  MS_P_REST_LENGTHS,
+  MS_P_FIXED,
+  MS_P_GRAVITY,
+  MS_P_DAMPING,
+  MS_P_PLANES,
+  MS_P_SPHERES,
+  MS_P_CONTACT_STIFFNESS,
+  MS_P_CONTACT_SCALE,
+  MS_P_FRICTION,
+  MS_P_THREADS,
+  MS_NPARAM,
+} ms_param_id;
+typedef enum {
+  MS_KEEPS = 0, /* no cached matrix depends on it */
+  MS_VALUES,    /* matrices built from it (FMS's and L-BFGS's A, Newton's factor values) */
+  MS_PATTERN,   /* also the sparsity pattern and its symbolic analysis (the fixed set) */
+} ms_invalidates;
 typedef struct {
-  const char *name; /* constructor keyword */
-  double value[3];  /* its value: a scalar, or a 3-vector when size is 3 */
-  int size;
-} ms_default;
-extern const ms_default ms_defaults[MS_NDEFAULT];
+  const char *name;           /* constructor keyword and property */
+  const char *shape;          /* "(n,)", "(m,)", "(f,)", "(3,)", "()", "(k,4)" */
+  double lo;                  /* values must be >= lo (> lo when strict); NAN: no bound */
+  int strict;                 /* 1: lo itself excluded */
+  double value[3];            /* default: a scalar, or the 3 entries of a (3,) */
+  int size;                   /* entries of the default; 0: no numeric default */
+  ms_invalidates invalidates; /* what a change invalidates */
+  const char *doc;            /* what it is, with units */
+} ms_model_param;
+extern const ms_model_param ms_model_params[MS_NPARAM];
 void ms_model_defaults(ms_model *m);
+void ms_model_changed(ms_model *m, ms_param_id id);
 
 /* per-method workspaces, defined in their .c files */
 typedef struct ms_fms_ws ms_fms_ws;
@@ -309,7 +321,6 @@ void ms_fail_alloc(int k);
 /* model.c: allocation and derived quantities */
 ms_status ms_model_alloc(ms_model *m, int nv, int ns);
 void ms_model_free(ms_model *m);
-void ms_model_update(ms_model *m, int fixed_changed);
 void ms_model_topology(ms_model *m);
 
 /* data.c: allocation and history */
@@ -322,28 +333,6 @@ int ms_hist_count(const ms_data *d, int entries);
 /* threads.c: the thread count of parallel passes (1 in a forked child that lost OpenMP's pool) */
 void ms_threads_init(void);
 uint64_t ms_fork_generation(void);
-int ms_threads(const ms_model *m);
-typedef void (*ms_block_fn)(void *ctx, int lo, int hi);
-void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx);
-
-/* spring.c: energies and forces. The passes over springs and vertices run over fixed blocks
- * whose results are combined in block order, so m->nthread changes their speed, never their
- * result. Spring s pulls its end i by c_s (x_i - x_j) with c_s = k (r/l - 1). */
-#define MS_SBLOCK 2048 /* springs per block */
-#define MS_VBLOCK 256  /* vertices per block */
-/* a spring shorter than this counts as this long [m]: its x_i - x_j is ~0, so it pushes
- * nothing, and its force coefficient stays finite */
-#define MS_TINY 1e-150
-int ms_spring_blocks(int ns);
-double ms_spring_energy(const ms_model *m, const double *x);
-double ms_spring_coefs(const ms_model *m, const double *x, double *fc, double *rc, double rscale,
-                       double *es, double *eblk);
-void ms_spring_gather(const ms_model *m, const double *x, const double *c, double *out,
-                      const double *c2, double *out2);
-void ms_spring_gather_range(const ms_model *m, const double *x, const double *c, double *out,
-                            int v0, int v1);
-double ms_spring_forces(const ms_model *m, ms_data *d, const double *x, double *f, int energy);
-void ms_total_forces(const ms_model *m, ms_data *d, const double *x, double *f);
 
 /* energies of a state [J] */
 typedef struct {
@@ -352,198 +341,65 @@ typedef struct {
 ms_energies ms_energy(const ms_model *m, const ms_data *d);
 void ms_spring_hessian(const ms_model *m, const double *x, int s, ms_spd spd, double blk[9]);
 
-/* 3x3 Hessian block, row-major [N/m], of a spring of stiffness k and rest length r whose ends
- * differ by d, of length len: k uu^T + k (1 - r/len)(I - uu^T), u = d/len. Its eigenvalues are
- * k (along u) and k (1 - r/len) twice (across), so projecting them onto [0, inf)
- * (MS_SPD_PROJECT) is the same as clamping (1 - r/len) at 0 (MS_SPD_CLAMP); the other variants
- * return the exact block. A spring of zero length has no direction: k I. */
-static inline void ms_spring_block(const double d[3], double len, double k, double r, ms_spd spd,
-                                   double blk[9]) {
-  double across = len > 0 ? 1.0 - r / len : 1.0, u[3];
-  if ((spd == MS_SPD_CLAMP || spd == MS_SPD_PROJECT) && across < 0) across = 0;
-  for (int t = 0; t < 3; t++) u[t] = len > 0 ? d[t] / len : 0.0;
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      blk[3 * i + j] = k * ((1.0 - across) * u[i] * u[j] + (i == j ? across : 0.0));
-}
+/* step.c: one step of any method; on failure the state is left as it was */
+double ms_clock(void);
+ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
+                  ms_info *info);
 
-/* contact.c: planes and spheres (penalty energy and its derivatives, projection) */
-double ms_contact_point(const ms_model *m, const double *p, double *f);
-double ms_contact_forces(const ms_model *m, const double *x, double *f);
-double ms_contact_normal(const ms_model *m, const double *p, double n[3]);
-int ms_contact_hessian(const ms_model *m, const double *x, int i, double *blk);
-int ms_contact_path(const ms_model *m, const double *a, const double *p);
-void ms_contact_nearest(const ms_model *m, const double *p, double out[3]);
-void ms_contact_project(const ms_model *m, const double *ref, double *x, double *depth,
-                        double *normal);
+/* chol.c: CHOLMOD set up once per process, and its version */
+void ms_chol_init(void);
+int ms_chol_serialised(void);
+void ms_cholmod_version(int version[3]);
 
-/* friction.c: Coulomb friction in the form each family of methods takes: a lagged potential
- * in g (the implicit schemes and their solvers), a velocity impulse after the step (the
- * explicit methods and linearised implicit Euler), positional static and velocity dynamic
- * friction (xpbd) */
-void ms_friction_begin(const ms_model *m, ms_data *d, const double *anchor, double h);
-double ms_friction_stiffness(const ms_model *m, const ms_data *d, int i);
-double ms_friction_forces(const ms_model *m, const ms_data *d, const double *x, double *f);
-double ms_friction_vertex(const ms_model *m, const ms_data *d, const double *p, int i, double *f,
-                          double *blk);
-void ms_friction_impulse(const ms_model *m, ms_data *d, double h);
-void ms_friction_stick(const ms_model *m, const double *ref, double *x, const double *depth,
-                       const double *normal, unsigned char *stuck);
-void ms_friction_slide(const ms_model *m, double *v, const double *depth, const double *normal,
-                       const unsigned char *stuck, double h);
-
-/* g + f_ext / m from the values: gravity g, inverse mass im and external force fext, for a
- * loop that holds them in locals [m/s^2] */
-static inline double ms_accel_of(double g, double im, double fext) {
-  return g + im * fext;
-}
-
-/* acceleration of vertex i along axis t from gravity and its external force [m/s^2]; the
- * external force moves free vertices only (imass is 0 on fixed ones) */
-static inline double ms_accel(const ms_model *m, const ms_data *d, int i, int t) {
-  return ms_accel_of(m->gravity[t], m->imass[i], d->fext[3 * i + t]);
-}
-
-/* potential.c: an implicit scheme's step as the minimisation of g with step hs and target y:
- * implicit Euler (hs = h), implicit midpoint (the midpoint z, hs = h/2) and BDF2 (hs = 2h/3,
- * built from two states; implicit Euler without a history of step h). ms_scheme_begin writes
- * y into d->y and the start point into d->xn; once d->xn holds g's minimiser,
- * ms_scheme_end turns it into the step's positions and velocities (xn, vn). */
-typedef struct {
-  ms_method method; /* MS_IMPLICIT_EULER, MS_IMPLICIT_MIDPOINT or MS_BDF2 */
-  double h;         /* the step [s] */
-  double hs;        /* g's effective step h' [s] */
-  const double *xb; /* base point: y = xb + hs vb + hs^2 a [m] */
-} ms_scheme;
-ms_scheme ms_scheme_begin(const ms_model *m, ms_data *d, ms_method method, double h, int start);
-void ms_scheme_end(const ms_model *m, ms_data *d, const ms_scheme *sc);
-
-/* potential.c: the incremental potential g(x) = |x - y|_M^2 / (2 h^2) + E(x) + D(x), E the
- * spring and contact energy, D the step's lagged friction (d->fr) */
-void ms_inertial_target(const ms_model *m, const ms_data *d, double h, double *y);
-double ms_objective(const ms_model *m, const ms_data *d, const double *x, const double *y,
-                    double h);
-double ms_objective_grad(const ms_model *m, ms_data *d, const double *x, const double *y, double h,
-                         double *grad, double *obj);
-double ms_objective_finish(const ms_model *m, const ms_data *d, const double *x, const double *y,
-                           double h, double *grad, double spring, double *obj);
-
-/* step.c's start of every step for vertex i: xn = x and vn = decay v (decay = exp(-damping
- * h)), a fixed vertex at rest; methods whose first pass does it themselves skip ms_step's */
-static inline void ms_prepare_vertex(const ms_model *m, ms_data *d, double decay, int i) {
-  for (int t = 0; t < 3; t++) {
-    d->xn[3 * i + t] = d->x[3 * i + t];
-    d->vn[3 * i + t] = m->fixed[i] ? 0.0 : decay * d->v[3 * i + t];
-  }
-}
-
-/* a.b over n entries */
-static inline double ms_dot(int n, const double *a, const double *b) {
-  double s = 0;
-  for (int k = 0; k < n; k++) s += a[k] * b[k];
-  return s;
-}
-
-/* dense.c: small dense solves */
-int ms_spd3_step(const double H[9], const double grad[3], double dx[3]);
-int ms_spd_solve(double *a, double *b, int c);
-
-/* explicit.c: explicit and symplectic Euler, classical Runge-Kutta, velocity Verlet */
-ms_status ms_explicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
-                            ms_info *info);
-ms_status ms_symplectic_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
-                              ms_info *info);
-ms_status ms_rk4(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
-ms_status ms_velocity_verlet(const ms_model *m, ms_data *d, double h, const ms_opt *o,
-                             ms_info *info);
-
-/* solvers of g: on entry d->y holds y and d->xn the start point (fixed vertices at x_t in both);
- * d->x, d->vn, d->s and d->vb (the step's start state and BDF2's base) stay untouched. At most
- * cap iterations, stopping once |grad g| < o->tol when o->tol > 0; d->xn ends at the last
- * iterate. History entry k: |grad g| [N] and g [J] at iterate k (entry 0: the start point).
- * Fills info->iters, nhist, converged and its timings; results do not depend on m->nthread */
-/* the line searches of the solvers of g: Armijo sufficient-decrease constant, the smallest
- * step tried, and the relative rounding allowance on g near a minimum (Hager and Zhang's
- * approximate Armijo condition) */
-#define MS_ARMIJO 1e-4
-#define MS_MIN_STEP 0x1p-30
-#define MS_ROUNDING 1e-12
-
-typedef ms_status (*ms_minimize_fn)(const ms_model *m, ms_data *d, double hs, int cap,
-                                    const ms_opt *o, ms_info *info);
-ms_status ms_newton_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
-                             ms_info *info);
-ms_status ms_fms_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
-                          ms_info *info);
-ms_status ms_lbfgs_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
-                            ms_info *info);
-
-/* implicit.c: implicit Euler, implicit midpoint and BDF2 by any solver of g; linearised
- * implicit Euler */
-ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
-                            ms_info *info);
-ms_status ms_implicit_midpoint(const ms_model *m, ms_data *d, double h, const ms_opt *o,
-                               ms_info *info);
-ms_status ms_bdf2(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
-ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const ms_opt *o,
-                                 ms_info *info);
-void ms_implicit_free(ms_implicit *w);
-/* fms.c: fast mass-spring (Liu 2013) with Chebyshev or Anderson acceleration, as the fms method
- * and as a solver of g; ms_fms_prepare makes the prefactored matrix A = M + hs^2 L (+ contact
- * and pin penalties) current for this step, ms_fms_apply_inverse z = A^-1 r ((nv,3), zero on
- * fixed vertices; r and z may alias) */
+/* fms.c: what benchmarks and cache tests call: one kernel timed, factorisations counted */
 typedef enum { MS_FMS_SETUP = 0, MS_FMS_LOCAL, MS_FMS_SOLVE } ms_fms_part;
-ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
-ms_status ms_fms_prepare(const ms_model *m, ms_data *d, double hs, const ms_opt *o, ms_info *info);
-ms_status ms_fms_apply_inverse(const ms_model *m, ms_data *d, const double *r, double *z);
-void ms_fms_free(ms_fms_ws *w);
 int64_t ms_fms_factorizations(const ms_data *d);
 ms_status ms_fms_kernel(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_fms_part part,
                         int reps);
 
-/* xpbd.c: extended position-based dynamics (Macklin 2016) on spring constraints */
-ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
-void ms_xpbd_free(ms_xpbd_ws *w);
+/* a solver of g (registry.c's rows; contract in solvers.h) */
+typedef ms_status (*ms_minimize_fn)(const ms_model *m, ms_data *d, double hs, int cap,
+                                    const ms_opt *o, ms_info *info);
 
-/* vertex.c: one vertex's share G_i of g (its neighbours held) and a safeguarded Newton step on
- * it */
+/* registry.c: one descriptor per method, solver of g and workspace. Everything that
+ * enumerates them (the step dispatch, the option check, freeing the data, the binding's
+ * tables, msim.METHODS) reads these rows; a new solver is one file and one row. */
+typedef ms_status (*ms_step_fn)(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                                ms_info *info);
+#define MS_SELF_PREPARED 1u     /* its first vertex pass prepares the vertices itself */
+#define MS_IMPULSE_FRICTION 2u  /* friction is a velocity impulse after the step */
+#define MS_UNDAMPED_UNSTABLE 4u /* unstable at every step without damping (explicit Euler) */
 typedef struct {
-  const ms_model *m;
-  const ms_data *d; /* the step's friction (d->fr) */
-  double *x;        /* (nv,3) the iterate, updated in place */
-  const double *y;  /* (nv,3) the target */
-  double hs2;       /* 1/hs^2 [1/s^2] */
-} ms_vertex;
-double ms_vertex_step(const ms_vertex *c, int i);
+  const char *name;       /* public name of the method */
+  const char *summary;    /* what it does, one sentence */
+  const ms_param *params; /* its options */
+  int nparam;
+  ms_step_fn step; /* integrates x, v into xn, vn */
+  unsigned flags;  /* MS_SELF_PREPARED, MS_IMPULSE_FRICTION, MS_UNDAMPED_UNSTABLE */
+  double omega_h;  /* omega h at its stability limit on an undamped linear mode; INFINITY when
+                      stable at every step */
+} ms_method_def;
+typedef struct {
+  const char *name;        /* public name (the solver option's choice) */
+  ms_minimize_fn minimize; /* minimises g from d->xn */
+  int cap;                 /* default iteration cap */
+  uint32_t reads;          /* the options it reads: bits (1u << ms_opt_id) */
+} ms_solver_def;
+typedef struct {
+  size_t offset;            /* of the workspace's pointer in ms_data */
+  void (*release)(void *w); /* frees a workspace */
+} ms_workspace_def;
+extern const ms_method_def ms_methods[MS_NMETHOD];
+extern const ms_solver_def ms_solvers[MS_NMIN];
+extern const ms_workspace_def ms_workspaces[];
+extern const int ms_nworkspace;
+void ms_opt_defaults(ms_method method, ms_opt *o);
+int ms_opt_check(ms_method method, const ms_opt *o);
+int ms_opt_refused(ms_method method, const ms_opt *o, uint32_t given);
+int ms_opt_iterations(const ms_opt *o);
 
-/* lbfgs.c: L-BFGS on g with FMS's matrix as initial Hessian (Liu, Bouaziz and Kavan 2017) */
-void ms_lbfgs_free(ms_lbfgs_ws *w);
-/* vbd.c: vertex block descent (Chen et al. 2024) on g, Gauss-Seidel over a vertex colouring */
-ms_status ms_vbd_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
-                          ms_info *info);
-void ms_vbd_free(ms_vbd_ws *w);
-
-/* step.c: one step of any method; on failure the state is left as it was */
-double ms_clock(void);
-int ms_interrupted(ms_data *d);
-void ms_check_vertices(const ms_data *d, int lo, int hi, _Atomic int *bad);
-ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
-                  ms_info *info);
-
-/* chol.c: sparse Cholesky of spring matrices over free vertices (fixed ones eliminated);
- * analyse once per fixed set, then zero / add blocks / factor / solve as often as needed */
-typedef struct ms_chol ms_chol;
-void ms_chol_init(void);
-int ms_chol_serialised(void);
-void ms_cholmod_version(int version[3]);
-ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solves);
-void ms_chol_free(ms_chol *ch);
-int ms_chol_current(const ms_chol *ch, const ms_model *m);
-int ms_chol_size(const ms_chol *ch);
-void ms_chol_zero(ms_chol *ch);
-void ms_chol_add_vertex(ms_chol *ch, const ms_model *m, int v, const double *blk);
-void ms_chol_add_spring(ms_chol *ch, const ms_model *m, int s, const double *blk);
-ms_status ms_chol_factor(ms_chol *ch, int *vertex, int *axis);
-ms_status ms_chol_solve(ms_chol *ch, double *rhs, int nrhs, int nthread);
+/* stability.c: the Gershgorin bound on the stiffest mode and each method's stable step */
+double ms_omega_max(const ms_model *m);
+double ms_stable_step(const ms_model *m, ms_method method);
 
 #endif

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msim.h"
+#include "engine.h"
 
 /* vertices of one colour per parallel block */
 #define MS_VBD_BLOCK 64
@@ -32,7 +32,8 @@ struct ms_vbd_ws {
   double *prev, *old; /* (nv,3) chebyshev: x^(n-1) and x^(n-2) */
 };
 
-void ms_vbd_free(ms_vbd_ws *w) {
+void ms_vbd_free(void *ws) {
+  ms_vbd_ws *w = ws;
   if (!w) return;
   free(w->cstart);
   free(w->order);

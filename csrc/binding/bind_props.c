@@ -3,6 +3,7 @@
 #include "bind.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,31 +61,32 @@ static PyObject *get_rest(SystemObject *self, void *c) {
   return check_ready(self) ? NULL : array_copy(self->m.rest, self->m.ns, 0);
 }
 
-/* a per-vertex or per-spring model array: its name, the place of its pointer in ms_model,
- * whether its lower bound 0 is excluded, and whether factorisations depend on it */
+/* a model parameter's row in the engine's parameter table and its place in ms_model (of its
+ * pointer, for the per-vertex and per-spring arrays) */
 typedef struct {
-  const char *name;
+  ms_param_id id;
   size_t offset;
-  int per_vertex, strict, bump;
-} array_param;
+} model_field;
 
-static const array_param mass_param = {"mass", offsetof(ms_model, mass), 1, 1, 1};
-static const array_param stiffness_param = {"stiffness", offsetof(ms_model, k), 0, 0, 1};
-static const array_param rest_param = {"rest_lengths", offsetof(ms_model, rest), 0, 0, 0};
+static const model_field mass_param = {MS_P_MASS, offsetof(ms_model, mass)};
+static const model_field stiffness_param = {MS_P_STIFFNESS, offsetof(ms_model, k)};
+static const model_field rest_param = {MS_P_REST_LENGTHS, offsetof(ms_model, rest)};
 
 /* mass, stiffness and rest-length setters: convert, then check against the System as it is
  * under the lock and write (nothing is written on error) */
 static int set_array_param(SystemObject *self, PyObject *value, void *param) {
-  const array_param *p = param;
-  if (check_ready(self) || refuse_delete(value, p->name)) return -1;
+  const model_field *p = param;
+  const ms_model_param *row = &ms_model_params[p->id];
+  if (check_ready(self) || refuse_delete(value, row->name)) return -1;
   // convert first: NumPy may run Python code (__array__), re-initialisation included
-  PyArrayObject *a = to_array(value, p->name, NPY_DOUBLE);
+  PyArrayObject *a = to_array(value, row->name, NPY_DOUBLE);
   int err = !a || sys_lock(self);
   if (!err) {
     double *dst = *(double **)((char *)&self->m + p->offset);
-    npy_intp n = p->per_vertex ? self->m.nv : self->m.ns;
-    err = per_values(a, p->name, n, p->per_vertex ? "vertex" : "spring", 0, p->strict, dst);
-    if (!err && p->bump) ms_model_update(&self->m, 0);
+    int per_vertex = p->id == MS_P_MASS;
+    npy_intp n = per_vertex ? self->m.nv : self->m.ns;
+    err = per_values(a, row->name, n, per_vertex ? "vertex" : "spring", row->lo, row->strict, dst);
+    if (!err) ms_model_changed(&self->m, p->id);
     sys_unlock(self);
   }
   Py_XDECREF(a);
@@ -110,7 +112,7 @@ static int set_fixed_prop(SystemObject *self, PyObject *value, void *c) {
   int err = !a || sys_lock(self);
   if (!err) {
     err = fixed_mask(a, self->m.nv, self->m.fixed);
-    if (!err) ms_model_update(&self->m, 1);
+    if (!err) ms_model_changed(&self->m, MS_P_FIXED);
     sys_unlock(self);
   }
   Py_XDECREF(a);
@@ -127,35 +129,30 @@ static int set_gravity(SystemObject *self, PyObject *value, void *c) {
       sys_lock(self))
     return -1;
   memcpy(self->m.gravity, g, sizeof(g));
+  ms_model_changed(&self->m, MS_P_GRAVITY);
   sys_unlock(self);
   return 0;
 }
 
-/* a real model parameter: its name, place in ms_model and lower bound */
-typedef struct {
-  const char *name;
-  size_t offset;
-  double lo;
-  int strict;
-} scalar_param;
-
-static const scalar_param damping_param = {"damping", offsetof(ms_model, damping), 0, 0};
-static const scalar_param kc_param = {"contact_stiffness", offsetof(ms_model, kc), 0, 0};
-static const scalar_param cscale_param = {"contact_scale", offsetof(ms_model, cscale), 0, 1};
-static const scalar_param mu_param = {"friction", offsetof(ms_model, mu), 0, 0};
+static const model_field damping_param = {MS_P_DAMPING, offsetof(ms_model, damping)};
+static const model_field kc_param = {MS_P_CONTACT_STIFFNESS, offsetof(ms_model, kc)};
+static const model_field cscale_param = {MS_P_CONTACT_SCALE, offsetof(ms_model, cscale)};
+static const model_field mu_param = {MS_P_FRICTION, offsetof(ms_model, mu)};
 
 static PyObject *get_scalar(SystemObject *self, void *param) {
-  const scalar_param *p = param;
+  const model_field *p = param;
   return check_ready(self) ? NULL : PyFloat_FromDouble(*(double *)((char *)&self->m + p->offset));
 }
 
 static int set_scalar(SystemObject *self, PyObject *value, void *param) {
-  const scalar_param *p = param;
+  const model_field *p = param;
+  const ms_model_param *row = &ms_model_params[p->id];
   double v = 0;
-  if (check_ready(self) || refuse_delete(value, p->name) ||
-      get_real(value, p->name, p->lo, p->strict, &v) || sys_lock(self))
+  if (check_ready(self) || refuse_delete(value, row->name) ||
+      get_real(value, row->name, row->lo, row->strict, &v) || sys_lock(self))
     return -1;
   *(double *)((char *)&self->m + p->offset) = v;
+  ms_model_changed(&self->m, p->id);
   sys_unlock(self);
   return 0;
 }
@@ -182,6 +179,7 @@ static int set_colliders_prop(SystemObject *self, PyObject *value, void *which) 
   free(*slot);
   *slot = rows;
   *(which ? &self->m.nsphere : &self->m.nplane) = k;
+  ms_model_changed(&self->m, which ? MS_P_SPHERES : MS_P_PLANES);
   sys_unlock(self);
   return 0;
 }
@@ -196,6 +194,7 @@ static int set_threads_prop(SystemObject *self, PyObject *value, void *c) {
       sys_lock(self))
     return -1;
   self->m.nthread = t;
+  ms_model_changed(&self->m, MS_P_THREADS);
   sys_unlock(self);
   return 0;
 }
@@ -225,33 +224,35 @@ PyGetSetDef System_getset[] = {
      "(n,3) external force on every vertex [N] (a copy), zero by default; fixed vertices ignore it",
      (void *)2},
     {"edges", (getter)get_edges_prop, NULL, "(m,2) spring vertex indices (int64)", NULL},
-    {"mass", (getter)get_mass, (setter)set_array_param, "(n,) vertex masses [kg]",
-     (void *)&mass_param},
-    {"stiffness", (getter)get_stiffness, (setter)set_array_param, "(m,) stiffness [N/m]",
-     (void *)&stiffness_param},
-    {"rest_lengths", (getter)get_rest, (setter)set_array_param, "(m,) rest lengths [m]",
-     (void *)&rest_param},
-    {"fixed", (getter)get_fixed_prop, (setter)set_fixed_prop,
-     "sorted indices of fixed (kinematic) vertices; set with indices or a boolean mask", NULL},
-    {"gravity", (getter)get_gravity, (setter)set_gravity, "(3,) gravity [m/s^2]", NULL},
-    {"damping", (getter)get_scalar, (setter)set_scalar, "ether drag rate [1/s]",
-     (void *)&damping_param},
-    {"planes", (getter)get_colliders_prop, (setter)set_colliders_prop,
-     "(k,4) contact planes: unit normal and offset, outside where n.x >= offset; assign to move",
-     NULL},
-    {"spheres", (getter)get_colliders_prop, (setter)set_colliders_prop,
-     "(k,4) contact spheres: centre [m] and radius [m]; assign to move", (void *)1},
-    {"contact_stiffness", (getter)get_scalar, (setter)set_scalar,
-     "penalty stiffness of contacts in the force-based methods [N/m]", (void *)&kc_param},
-    {"contact_scale", (getter)get_scalar, (setter)set_scalar,
-     "sphere contact radius factor s: contact happens at s * radius", (void *)&cscale_param},
-    {"friction", (getter)get_scalar, (setter)set_scalar, "Coulomb friction coefficient",
-     (void *)&mu_param},
-    {"threads", (getter)get_threads_prop, (setter)set_threads_prop,
-     "threads of the passes inside a step (results do not depend on it)", NULL},
+    {"mass", (getter)get_mass, (setter)set_array_param, NULL, (void *)&mass_param},
+    {"stiffness", (getter)get_stiffness, (setter)set_array_param, NULL, (void *)&stiffness_param},
+    {"rest_lengths", (getter)get_rest, (setter)set_array_param, NULL, (void *)&rest_param},
+    {"fixed", (getter)get_fixed_prop, (setter)set_fixed_prop, NULL, NULL},
+    {"gravity", (getter)get_gravity, (setter)set_gravity, NULL, NULL},
+    {"damping", (getter)get_scalar, (setter)set_scalar, NULL, (void *)&damping_param},
+    {"planes", (getter)get_colliders_prop, (setter)set_colliders_prop, NULL, NULL},
+    {"spheres", (getter)get_colliders_prop, (setter)set_colliders_prop, NULL, (void *)1},
+    {"contact_stiffness", (getter)get_scalar, (setter)set_scalar, NULL, (void *)&kc_param},
+    {"contact_scale", (getter)get_scalar, (setter)set_scalar, NULL, (void *)&cscale_param},
+    {"friction", (getter)get_scalar, (setter)set_scalar, NULL, (void *)&mu_param},
+    {"threads", (getter)get_threads_prop, (setter)set_threads_prop, NULL, NULL},
     {"time", (getter)get_time, NULL, "simulated time [s]", NULL},
     {"steps", (getter)get_steps, NULL, "steps taken", NULL},
     {"n_vertices", (getter)get_nv, NULL, "number of vertices", NULL},
     {"n_springs", (getter)get_ns, NULL, "number of springs", NULL},
     {NULL},
 };
+
+/* the model parameters' docstrings, "shape doc" from the engine's table, written into
+ * System_getset before the type is made */
+void fill_parameter_docs(void) {
+  static char docs[MS_NPARAM][320];
+  for (PyGetSetDef *g = System_getset; g->name; g++)
+    for (int i = 0; i < MS_NPARAM; i++)
+      if (!strcmp(g->name, ms_model_params[i].name)) {
+        const ms_model_param *p = &ms_model_params[i];
+        snprintf(docs[i], sizeof(docs[i]), "%s%s%s", strcmp(p->shape, "()") ? p->shape : "",
+                 strcmp(p->shape, "()") ? " " : "", p->doc);
+        g->doc = docs[i];
+      }
+}

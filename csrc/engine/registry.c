@@ -1,12 +1,16 @@
-/* options.c: the one table of step options and constructor defaults. Every fact about an
- * option lives here: its ms_opt field, type, allowed range, choice names (in enum order), and
- * for each method that takes it, its public name, default and documentation. The binding
- * exports the table (msim._core.methods()); msim.METHODS, msim.methods.resolve and the
- * README's method table are built from it. */
+/* registry.c: the one table of methods, solvers of g, workspaces and step options, and the
+ * constructor defaults. Every fact about a method or solver lives in its row here: its step
+ * or minimise function, flags, stability limit, default iteration cap and the options it
+ * reads; every fact about an option: its ms_opt field, type, allowed range, choice names (in
+ * enum order), and for each method that takes it, its public name, default and
+ * documentation. The binding exports the table (msim._core.methods()); msim.METHODS,
+ * msim.methods.resolve, the stability limits of msim.scenes and the README's method table
+ * are built from it. */
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
-#include "msim.h"
+#include "engine.h"
 
 /* iteration caps, substeps and delays: loops count in int, so caps stay well inside it */
 #define MS_MAX_COUNT 1000000000
@@ -192,73 +196,57 @@ static const ms_param xpbd_params[] = {
 #define PARAMS(p) p, sizeof(p) / sizeof(p[0])
 const ms_method_def ms_methods[MS_NMETHOD] = {
     [MS_EXPLICIT_EULER] = {"explicit_euler",
-                           "x += h v(t); v += h a(x(t)). Unstable for stiff springs, on purpose."},
+                           "x += h v(t); v += h a(x(t)). Unstable for stiff springs, on purpose.",
+                           NULL, 0, ms_explicit_euler,
+                           MS_SELF_PREPARED | MS_IMPULSE_FRICTION | MS_UNDAMPED_UNSTABLE, 2.0},
     [MS_SYMPLECTIC_EULER] = {"symplectic_euler",
-                             "v += h a(x(t)); x += h v(t+h). Stable below h ~ 2/omega_max."},
+                             "v += h a(x(t)); x += h v(t+h). Stable below h ~ 2/omega_max.", NULL,
+                             0, ms_symplectic_euler, MS_SELF_PREPARED | MS_IMPULSE_FRICTION, 2.0},
     [MS_IMPLICIT_EULER] =
         {"implicit_euler",
          "Minimise g(x) = |x - y|_M^2/(2h^2) + E(x) by the chosen solver (Newton with CHOLMOD "
          "on 3x3 blocks and a line search by default); v = (x - x_t)/h.",
-         PARAMS(implicit_params)},
+         PARAMS(implicit_params), ms_implicit_euler, 0, INFINITY},
     [MS_LINEARIZED_IMPLICIT] = {"linearized_implicit",
                                 "Baraff-Witkin: one solve (M - h^2 K) dv = h (f + h K v); "
                                 "v += dv; x += h v.",
-                                PARAMS(linearized_params)},
+                                PARAMS(linearized_params), ms_linearized_implicit, 0, INFINITY},
     [MS_FMS] = {"fms",
                 "Liu et al. 2013 local-global minimisation of the same g with one prefactored "
                 "scalar Cholesky (refactored only when dt, masses, stiffness, the fixed set or "
                 "the vertices in contact change); optional Chebyshev or Anderson acceleration.",
-                PARAMS(fms_params)},
+                PARAMS(fms_params), ms_fms, 0, INFINITY},
     [MS_XPBD] = {"xpbd",
                  "Macklin et al. 2016: predict, then Gauss-Seidel spring projection with "
                  "compliance 1/k and per-spring multipliers; stiffness independent of the "
                  "iteration count.",
-                 PARAMS(xpbd_params)},
+                 PARAMS(xpbd_params), ms_xpbd, 0, INFINITY},
     [MS_RK4] = {"rk4",
                 "Classical fourth-order Runge-Kutta on (x, v): four force evaluations, "
-                "x += h (k1 + 2 k2 + 2 k3 + k4)/6 and likewise v."},
+                "x += h (k1 + 2 k2 + 2 k3 + k4)/6 and likewise v.",
+                NULL, 0, ms_rk4, MS_IMPULSE_FRICTION, 2.8284271247461903 /* 2 sqrt 2 */},
     [MS_VELOCITY_VERLET] = {"velocity_verlet",
                             "Kick-drift-kick: v += (h/2) a(x); x += h v; v += (h/2) a(x). "
-                            "Second-order symplectic, stable below h ~ 2/omega_max."},
+                            "Second-order symplectic, stable below h ~ 2/omega_max.",
+                            NULL, 0, ms_velocity_verlet, MS_SELF_PREPARED | MS_IMPULSE_FRICTION,
+                            2.0},
     [MS_IMPLICIT_MIDPOINT] = {"implicit_midpoint",
                               "x1 = x0 + h (v0 + v1)/2, v1 = v0 + h a((x0 + x1)/2): g minimised "
                               "for the midpoint z with h' = h/2, y = x0 + (h/2) v0 + (h/2)^2 "
                               "a_ext; x1 = 2z - x0. Energy-conserving on a linear spring; "
                               "without numerical damping, stiff contact or springs at omega h "
                               ">> 1 can gain energy.",
-                              PARAMS(implicit_params)},
+                              PARAMS(implicit_params), ms_implicit_midpoint, 0, INFINITY},
     [MS_BDF2] = {"bdf2",
                  "x1 - 4/3 x0 + 1/3 x_-1 = 2/3 h v1 and likewise v: g minimised with h' = 2h/3 "
                  "and y from the two previous states; implicit Euler when there is no previous "
                  "state of the same dt (first step, after a state assignment).",
-                 PARAMS(implicit_params)},
+                 PARAMS(implicit_params), ms_bdf2, 0, INFINITY},
 };
 #undef PARAMS
 #undef FMS_PARAMS
 #undef FMS_ACCEL_DOC
 #undef FMS_RHO_DOC
-
-/* constructor defaults of a System */
-const ms_default ms_defaults[MS_NDEFAULT] = {
-    [MS_DEFAULT_MASS] = {"mass", {0.01}, 1},
-    [MS_DEFAULT_STIFFNESS] = {"stiffness", {1000.0}, 1},
-    [MS_DEFAULT_GRAVITY] = {"gravity", {0.0, -9.81, 0.0}, 3},
-    [MS_DEFAULT_DAMPING] = {"damping", {0.0}, 1},
-    [MS_DEFAULT_CONTACT_STIFFNESS] = {"contact_stiffness", {1e4}, 1},
-    [MS_DEFAULT_CONTACT_SCALE] = {"contact_scale", {1.1}, 1},
-    [MS_DEFAULT_FRICTION] = {"friction", {0.0}, 1},
-    [MS_DEFAULT_THREADS] = {"threads", {1}, 1},
-};
-
-/* the model's scalar parameters at their defaults (masses and stiffness are per element) */
-void ms_model_defaults(ms_model *m) {
-  for (int t = 0; t < 3; t++) m->gravity[t] = ms_defaults[MS_DEFAULT_GRAVITY].value[t];
-  m->damping = ms_defaults[MS_DEFAULT_DAMPING].value[0];
-  m->kc = ms_defaults[MS_DEFAULT_CONTACT_STIFFNESS].value[0];
-  m->cscale = ms_defaults[MS_DEFAULT_CONTACT_SCALE].value[0];
-  m->mu = ms_defaults[MS_DEFAULT_FRICTION].value[0];
-  m->nthread = (int)ms_defaults[MS_DEFAULT_THREADS].value[0];
-}
 
 /* 1 when v is finite and lies in field f's range */
 int ms_opt_in_range(const ms_opt_field *f, double v) {
@@ -312,11 +300,45 @@ int ms_opt_check(ms_method method, const ms_opt *o) {
   return -1;
 }
 
-/* the default iteration cap of each solver of g */
-static const int solver_iterations[MS_NMIN] = {
-    [MS_MIN_NEWTON] = 1, [MS_MIN_FMS] = 10, [MS_MIN_LBFGS] = 10, [MS_MIN_VBD] = 10};
+/* options every solver of g reads, and each solver's own */
+#define BIT(id) (1u << (id))
+#define ANY_SOLVER \
+  (BIT(MS_OPT_MINIMIZER) | BIT(MS_OPT_ITERATIONS) | BIT(MS_OPT_TOL) | BIT(MS_OPT_START))
+#define FMS_MATRIX (BIT(MS_OPT_PIN) | BIT(MS_OPT_PIN_WEIGHT))
+
+/* the solvers of g: name, minimiser, default iteration cap (1 for Newton: the course
+ * convention), the options it reads */
+const ms_solver_def ms_solvers[MS_NMIN] = {
+    [MS_MIN_NEWTON] = {"newton", ms_newton_minimize, 1,
+                       ANY_SOLVER | BIT(MS_OPT_SPD) | BIT(MS_OPT_SHIFT) | BIT(MS_OPT_LINE_SEARCH)},
+    [MS_MIN_FMS] = {"fms", ms_fms_minimize, 10,
+                    ANY_SOLVER | FMS_MATRIX | BIT(MS_OPT_ACCELERATION) | BIT(MS_OPT_RHO) |
+                        BIT(MS_OPT_CHEBYSHEV_DELAY) | BIT(MS_OPT_RELAX) | BIT(MS_OPT_WINDOW)},
+    [MS_MIN_LBFGS] = {"lbfgs", ms_lbfgs_minimize, 10, ANY_SOLVER | FMS_MATRIX | BIT(MS_OPT_WINDOW)},
+    [MS_MIN_VBD] = {"vbd", ms_vbd_minimize, 10,
+                    ANY_SOLVER | BIT(MS_OPT_ACCELERATION) | BIT(MS_OPT_RHO)},
+};
+
+/* the workspaces a System's data may hold, each freed by its owner's function */
+const ms_workspace_def ms_workspaces[] = {
+    {offsetof(ms_data, implicit), ms_implicit_free}, {offsetof(ms_data, fms), ms_fms_free},
+    {offsetof(ms_data, xpbd), ms_xpbd_free},         {offsetof(ms_data, lbfgs), ms_lbfgs_free},
+    {offsetof(ms_data, vbd), ms_vbd_free},
+};
+const int ms_nworkspace = sizeof(ms_workspaces) / sizeof(ms_workspaces[0]);
+
+/* the first option of method given in `given` (bits of ms_opt_id) that its chosen solver of g
+ * does not read, as an index into the method's params, or -1 */
+int ms_opt_refused(ms_method method, const ms_opt *o, uint32_t given) {
+  if (ms_opt_index(method, MS_OPT_MINIMIZER) < 0) return -1;
+  uint32_t unread = given & ~ms_solvers[o->minimizer].reads;
+  const ms_method_def *md = &ms_methods[method];
+  for (int i = 0; i < md->nparam; i++)
+    if (unread & BIT(md->params[i].field)) return i;
+  return -1;
+}
 
 /* the iteration cap of a step with options o: o->iterations, or the solver's own */
 int ms_opt_iterations(const ms_opt *o) {
-  return o->iterations == MS_BY_SOLVER ? solver_iterations[o->minimizer] : o->iterations;
+  return o->iterations == MS_BY_SOLVER ? ms_solvers[o->minimizer].cap : o->iterations;
 }

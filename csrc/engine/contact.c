@@ -11,7 +11,7 @@
  */
 #include <math.h>
 
-#include "msim.h"
+#include "engine.h"
 
 /* penetration phi (> 0 inside) of point p into collider k and its outward normal n */
 static double penetration(const ms_model *m, int k, const double *p, double n[3]) {

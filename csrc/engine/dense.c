@@ -2,7 +2,7 @@
  * the start point's contact vertices) and the c x c least squares of Anderson mixing */
 #include <math.h>
 
-#include "msim.h"
+#include "engine.h"
 
 /* H counts as singular when det H <= this * (trace H / 3)^3 (condition ~1e12) */
 #define MS_SINGULAR3 1e-24

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdatomic.h>
 
-#include "msim.h"
+#include "engine.h"
 
 /* how a kick-drift pass moves positions after its kick */
 typedef enum { DRIFT_NONE = 0, DRIFT_OLD, DRIFT_NEW } drift_kind;

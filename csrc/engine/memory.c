@@ -3,7 +3,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "msim.h"
+#include "engine.h"
 
 /* allocations left before the one that fails; 0: none fails */
 static atomic_int fail_countdown;

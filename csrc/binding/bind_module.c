@@ -36,6 +36,11 @@ static PyMethodDef core_functions[] = {
     {"methods", methods_py, METH_NOARGS,
      "methods() -> {method: {'summary': str, 'options': {name: {'core', 'type', 'low', 'high', "
      "'high_open', 'choices', 'default', 'doc'}}}}: the one table of step options"},
+    {"solvers", solvers_py, METH_NOARGS,
+     "solvers() -> {solver of g: {'iterations': default cap, 'reads': core option names}}"},
+    {"model_parameters", model_parameters_py, METH_NOARGS,
+     "model_parameters() -> {name: {'shape', 'low', 'low_open', 'invalidates', 'doc'}} of "
+     "System's model parameters, in constructor order"},
     {"defaults", defaults_py, METH_NOARGS,
      "defaults() -> {constructor keyword: default} of System's scalar parameters"},
     {"blas_serialised", blas_serialised_py, METH_NOARGS,
@@ -104,6 +109,7 @@ static int core_exec(PyObject *mod) {
   if (!st->DivergenceError || !st->NotPositiveDefiniteError || !st->CholmodError) goto fail;
 
   // the System type
+  fill_parameter_docs();
   st->SystemType = PyType_FromModuleAndSpec(mod, &System_spec, NULL);
   if (!st->SystemType || PyModule_AddObjectRef(mod, "System", st->SystemType)) goto fail;
   // the most entries a step's iteration history keeps

@@ -20,7 +20,7 @@
  */
 #include <math.h>
 
-#include "msim.h"
+#include "engine.h"
 
 /* the shortest step tried, as a fraction of dx (a vertex's step is cheap to give up) */
 #define MS_VERTEX_MIN_STEP 0x1p-20

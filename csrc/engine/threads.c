@@ -11,7 +11,7 @@
  */
 #include <stdatomic.h>
 
-#include "msim.h"
+#include "engine.h"
 
 #if defined(_OPENMP)
 #include <omp.h>

@@ -4,22 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "msim.h"
-
-typedef ms_status (*ms_integrator)(const ms_model *, ms_data *, double, const ms_opt *, ms_info *);
-
-static const ms_integrator integrators[MS_NMETHOD] = {
-    [MS_EXPLICIT_EULER] = ms_explicit_euler,
-    [MS_SYMPLECTIC_EULER] = ms_symplectic_euler,
-    [MS_IMPLICIT_EULER] = ms_implicit_euler,
-    [MS_LINEARIZED_IMPLICIT] = ms_linearized_implicit,
-    [MS_FMS] = ms_fms,
-    [MS_XPBD] = ms_xpbd,
-    [MS_RK4] = ms_rk4,
-    [MS_VELOCITY_VERLET] = ms_velocity_verlet,
-    [MS_IMPLICIT_MIDPOINT] = ms_implicit_midpoint,
-    [MS_BDF2] = ms_bdf2,
-};
+#include "engine.h"
 
 /* what the vertex blocks of one step share */
 typedef struct {
@@ -28,15 +13,6 @@ typedef struct {
   double decay;   /* prepare: exp(-damping h) */
   atomic_int bad; /* finish: first diverged vertex, nv if none */
 } step_pass;
-
-/* methods whose first pass over the vertices prepares them itself (ms_prepare_vertex) */
-static const unsigned char self_prepared[MS_NMETHOD] = {
-    [MS_EXPLICIT_EULER] = 1, [MS_SYMPLECTIC_EULER] = 1, [MS_VELOCITY_VERLET] = 1};
-
-/* methods whose friction is a velocity impulse after the step (friction.c); the implicit
- * schemes and linearised implicit Euler carry it in g, xpbd in its projections */
-static const unsigned char impulse_friction[MS_NMETHOD] = {
-    [MS_EXPLICIT_EULER] = 1, [MS_SYMPLECTIC_EULER] = 1, [MS_RK4] = 1, [MS_VELOCITY_VERLET] = 1};
 
 /* xn = x and vn = exp(-damping h) v, with fixed vertices at rest */
 static void prepare_block(void *ctx, int lo, int hi) {
@@ -110,18 +86,18 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
                   ms_info *info) {
   memset(info, 0, sizeof(*info));
   info->option = info->vertex = info->axis = -1;
-  if (method < 0 || method >= MS_NMETHOD || !integrators[method] || !(h > 0) || !isfinite(h))
-    return MS_EINPUT;
+  if (method < 0 || method >= MS_NMETHOD || !(h > 0) || !isfinite(h)) return MS_EINPUT;
   info->option = ms_opt_check(method, o);
   if (info->option >= 0) return MS_EINPUT;
 
   // integrate into xn, vn
+  const ms_method_def *md = &ms_methods[method];
   step_pass p = {.m = m, .d = d, .decay = exp(-m->damping * h)};
-  if (!self_prepared[method]) ms_blocks(m, m->nv, MS_VBLOCK, prepare_block, &p);
+  if (!(md->flags & MS_SELF_PREPARED)) ms_blocks(m, m->nv, MS_VBLOCK, prepare_block, &p);
   d->fr.active = 0;
-  ms_status st = integrators[method](m, d, h, o, info);
+  ms_status st = md->step(m, d, h, o, info);
   if (st != MS_OK) return st;
-  if (impulse_friction[method]) ms_friction_impulse(m, d, h);
+  if (md->flags & MS_IMPULSE_FRICTION) ms_friction_impulse(m, d, h);
 
   // reject a diverged state, otherwise swap it in and keep the old one as history
   if (!info->checked) {

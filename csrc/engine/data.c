@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msim.h"
+#include "engine.h"
 
 /* allocate state and scratch for model m, zeroed; on failure nothing stays allocated */
 ms_status ms_data_alloc(ms_data *d, const ms_model *m) {
@@ -57,11 +57,8 @@ void ms_data_free(ms_data *d) {
   free(d->fr.n);
   free(d->hres);
   free(d->hobj);
-  ms_implicit_free(d->implicit);
-  ms_fms_free(d->fms);
-  ms_xpbd_free(d->xpbd);
-  ms_lbfgs_free(d->lbfgs);
-  ms_vbd_free(d->vbd);
+  for (int k = 0; k < ms_nworkspace; k++)
+    ms_workspaces[k].release(*(void **)((char *)d + ms_workspaces[k].offset));
   memset(d, 0, sizeof(*d));
 }
 

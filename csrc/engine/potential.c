@@ -29,7 +29,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "msim.h"
+#include "engine.h"
 
 /* settle: Newton steps on one vertex at most, and the relative move that ends them */
 #define MS_SETTLE_STEPS 50

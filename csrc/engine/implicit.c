@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msim.h"
+#include "engine.h"
 
 struct ms_implicit {
   ms_chol *ch;       /* 3x3-block factor, built when a direct solve first needs it */
@@ -29,7 +29,8 @@ struct ms_implicit {
   double *x1;        /* (nv,3) line-search trial point */
 };
 
-void ms_implicit_free(ms_implicit *w) {
+void ms_implicit_free(void *ws) {
+  ms_implicit *w = ws;
   if (!w) return;
   ms_chol_free(w->ch);
   free(w->vb);
@@ -203,14 +204,8 @@ ms_status ms_newton_minimize(const ms_model *m, ms_data *d, double h, int cap, c
  * chosen solver of g from there, then the scheme's positions and velocities */
 static ms_status implicit_step(const ms_model *m, ms_data *d, ms_method method, double h,
                                const ms_opt *o, ms_info *info) {
-  static const ms_minimize_fn solvers[MS_NMIN] = {
-      [MS_MIN_NEWTON] = ms_newton_minimize,
-      [MS_MIN_FMS] = ms_fms_minimize,
-      [MS_MIN_LBFGS] = ms_lbfgs_minimize,
-      [MS_MIN_VBD] = ms_vbd_minimize,
-  };
   ms_scheme sc = ms_scheme_begin(m, d, method, h, o->start);
-  ms_status st = solvers[o->minimizer](m, d, sc.hs, ms_opt_iterations(o), o, info);
+  ms_status st = ms_solvers[o->minimizer].minimize(m, d, sc.hs, ms_opt_iterations(o), o, info);
   if (st == MS_OK) ms_scheme_end(m, d, &sc);
   return st;
 }

@@ -56,7 +56,7 @@
  */
 #include <math.h>
 
-#include "msim.h"
+#include "engine.h"
 
 /* eps_v: the creep speed the stick zone allows at most [m/s] (IPC's default) */
 #define MS_CREEP_SPEED 1e-3

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msim.h"
+#include "engine.h"
 
 struct ms_fms_ws {
   ms_chol *ch;       /* factor of M + h^2 L (+ h^2 w on pinned vertices) over the unknowns */
@@ -62,7 +62,8 @@ typedef struct {
   int rhs_ready; /* the right-hand sides already hold the local step at d->xn */
 } fms_ctx;
 
-void ms_fms_free(ms_fms_ws *w) {
+void ms_fms_free(void *ws) {
+  ms_fms_ws *w = ws;
   if (!w) return;
   ms_chol_free(w->ch);
   free(w->all);

@@ -17,7 +17,8 @@ static int renew_after_fork(SystemObject *s) {
     if (!fresh) return (PyErr_NoMemory(), -1);
     s->lock = fresh;
     s->stepping = 0;
-    s->d.implicit = NULL, s->d.fms = NULL, s->d.xpbd = NULL, s->d.lbfgs = NULL, s->d.vbd = NULL;
+    for (int k = 0; k < ms_nworkspace; k++)
+      *(void **)((char *)&s->d + ms_workspaces[k].offset) = NULL;
   }
   s->lock_forks = forks;
   return 0;
@@ -87,10 +88,10 @@ static int build_parameters(ms_model *m, const sys_args *a, const double *x) {
   else if (get_per(a->rest, "rest_lengths", ns, "spring", 0, 0, m->rest))
     return -1;
   if (a->mass ? get_per(a->mass, "mass", nv, "vertex", 0, 1, m->mass)
-              : (fill(m->mass, nv, ms_defaults[MS_DEFAULT_MASS].value[0]), 0))
+              : (fill(m->mass, nv, ms_model_params[MS_P_MASS].value[0]), 0))
     return -1;
   if (a->stiffness ? get_per(a->stiffness, "stiffness", ns, "spring", 0, 0, m->k)
-                   : (fill(m->k, ns, ms_defaults[MS_DEFAULT_STIFFNESS].value[0]), 0))
+                   : (fill(m->k, ns, ms_model_params[MS_P_STIFFNESS].value[0]), 0))
     return -1;
   ms_model_defaults(m);
   if (get_fixed(a->fixed ? a->fixed : Py_None, nv, m->fixed) ||
@@ -133,7 +134,7 @@ static int build(ms_model *m, ms_data *d, const sys_args *a) {
   for (npy_intp i = 0; i < 2 * ns; i++) m->edge[i] = (int)((int64_t *)PyArray_DATA(e))[i];
   ms_model_topology(m);
   if (build_parameters(m, a, PyArray_DATA(x))) goto fail_model;
-  ms_model_update(m, 1);
+  ms_model_changed(m, MS_P_FIXED);
 
   // state: at rest in the given positions
   if (ms_data_alloc(d, m) != MS_OK) {
@@ -211,6 +212,26 @@ static PyObject *System_fms_factorizations(SystemObject *self, PyObject *unused)
   long long n = ms_fms_factorizations(&self->d);
   sys_unlock(self);
   return PyLong_FromLongLong(n);
+}
+
+/* _stable_step(method) -> (largest stable step [s], omega_max [rad/s]) of the model
+ * (ms_stable_step, ms_omega_max); inf when the method is stable at every step */
+static PyObject *System_stable_step(SystemObject *self, PyObject *name) {
+  if (check_ready(self)) return NULL;
+  const char *text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+  int method = -1;
+  for (int i = 0; text && i < MS_NMETHOD; i++)
+    if (!strcmp(text, ms_methods[i].name)) method = i;
+  if (method < 0) {
+    if (!PyErr_Occurred())
+      PyErr_Format(PyExc_ValueError, "method: expected an integrator name, got %R", name);
+    return NULL;
+  }
+  if (sys_lock(self)) return NULL;
+  double limit = ms_stable_step(&self->m, (ms_method)method), omega = ms_omega_max(&self->m);
+  sys_unlock(self);
+  if (isnan(limit) || isnan(omega)) return PyErr_NoMemory();
+  return Py_BuildValue("(dd)", limit, omega);
 }
 
 /* energy() -> {"kinetic", "spring", "gravity", "total"} in joules */
@@ -329,6 +350,9 @@ static PyMethodDef System_methods[] = {
      "_fms_factorizations() -> numeric factorisations FMS has done (tests of the cache)"},
     {"_fms_kernel", (PyCFunction)(void (*)(void))System_fms_kernel, METH_VARARGS | METH_KEYWORDS,
      "_fms_kernel(dt, part, repeats, **core_options) -> seconds of one FMS kernel (benchmarks)"},
+    {"_stable_step", (PyCFunction)System_stable_step, METH_O,
+     "_stable_step(method) -> (largest stable step [s], omega_max [rad/s]); use "
+     "msim.scenes.stability_limit and omega_max"},
     {"energy", (PyCFunction)System_energy, METH_NOARGS,
      "energy() -> dict of kinetic, spring, gravity, collision and total energy [J]; the "
      "external forces have no potential in it (their work changes the total)"},

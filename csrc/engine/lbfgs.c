@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msim.h"
+#include "engine.h"
 
 struct ms_lbfgs_ws {
   int slots;       /* pair slots allocated: the window and one to write the next pair into */
@@ -46,7 +46,8 @@ struct ms_lbfgs_ws {
   double *grad[2]; /* (nv,3) grad g at the iterate and at the trial point */
 };
 
-void ms_lbfgs_free(ms_lbfgs_ws *w) {
+void ms_lbfgs_free(void *ws) {
+  ms_lbfgs_ws *w = ws;
   if (!w) return;
   free(w->s);
   free(w->y);

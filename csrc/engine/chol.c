@@ -20,7 +20,7 @@
 #define MS_PTHREADS 1
 #endif
 
-#include "msim.h"
+#include "engine.h"
 
 /* largest factor made simplicial for many solves */
 #define MS_SIMPLICIAL_MAX 100000

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "msim.h"
+#include "engine.h"
 
 int ms_spring_blocks(int ns) {
   return (ns + MS_SBLOCK - 1) / MS_SBLOCK;

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msim.h"
+#include "engine.h"
 
 /* active springs rescheduled together (see schedule) */
 #define MS_XPBD_CHUNK 1024
@@ -65,7 +65,8 @@ struct ms_xpbd_ws {
   int sweep;            /* ms_xpbd_sweep the order was made for */
 };
 
-void ms_xpbd_free(ms_xpbd_ws *w) {
+void ms_xpbd_free(void *ws) {
+  ms_xpbd_ws *w = ws;
   if (!w) return;
   free(w->row);
   free(w->gamma);

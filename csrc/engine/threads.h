@@ -1,0 +1,13 @@
+/* threads.h: parallel passes: blocks of a fixed size whose results are combined in block order.
+ * Internal to the engine. */
+#ifndef MSIM_THREADS_H
+#define MSIM_THREADS_H
+
+#include "msim.h"
+
+/* threads.c: parallel passes over fixed blocks */
+int ms_threads(const ms_model *m);
+typedef void (*ms_block_fn)(void *ctx, int lo, int hi);
+void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx);
+
+#endif

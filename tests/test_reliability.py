@@ -272,3 +272,20 @@ def test_the_first_diverged_vertex_is_reported_by_either_check(method):
         with pytest.raises(msim.DivergenceError) as err:
             sim.step(1 / 30, method=method)
         assert err.value.vertex == expected
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_divergence_advises_the_method_that_failed(method):
+    sim = cloth(4)
+    sim.external_forces = _kick(sim)
+    with pytest.raises(msim.DivergenceError) as err:
+        sim.step(1 / 30, method=method)
+    advice = str(err.value).split("the state is left as it was before the step. ")[1]
+    limit = msim.scenes.stability_limit(sim, method)
+    if method == "explicit_euler":  # undamped: unstable at every dt (the limit is 0)
+        assert limit == 0 and "damping" in advice
+    elif np.isfinite(limit):  # the explicit family: the step below which it is stable
+        assert f"stable below dt = {limit!r} s" in advice and 1 / 30 > limit
+    else:  # stable at every dt: never told to switch to a method like itself
+        assert advice.startswith(f"{method} is stable at every dt on a linear mode")
+        assert "an implicit method" not in advice

@@ -58,11 +58,13 @@ static void raise_input(const ms_info *info, const ms_opt *opt, ms_method method
   Py_XDECREF(range);
 }
 
-/* what to try after method diverged at step h on model m: the method's stable step where it
+/* what to try after method diverged on the System's model: the method's stable step where it
  * has one (ms_stable_step), else a smaller step or more iterations */
-static PyObject *stability_advice(const ms_model *m, ms_method method, double h) {
+static PyObject *stability_advice(SystemObject *self, ms_method method) {
   const ms_method_def *md = &ms_methods[method];
-  double limit = ms_stable_step(m, method), omega = ms_omega_max(m);
+  if (sys_lock(self)) return NULL; /* the model, as another thread may be setting it */
+  double limit = ms_stable_step(&self->m, method), omega = ms_omega_max(&self->m);
+  sys_unlock(self);
   PyObject *lim = PyFloat_FromDouble(limit), *om = PyFloat_FromDouble(omega), *out = NULL;
   if (!lim || !om)
     out = NULL;
@@ -111,7 +113,7 @@ static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *i
       break;
     case MS_EDIVERGED: {
       exc_attr attrs[] = {{"step", self->d.nstep}, {"vertex", info->vertex}};
-      PyObject *advice = stability_advice(&self->m, method_id, h);
+      PyObject *advice = stability_advice(self, method_id);
       if (advice)
         raise_with(
             ms->DivergenceError,

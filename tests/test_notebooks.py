@@ -1,8 +1,9 @@
 """The notebooks run as a student runs them, and each matches the jupytext script it is made from.
 
 Jupyter starts a notebook's kernel in the notebook's folder, with only what is installed
-importable: each notebook is copied alone into a scratch folder and executed there, with no
-PYTHONPATH, so an import of something outside the installed package (the repository's
+importable: each notebook is copied alone into a scratch folder and executed there, with
+PYTHONPATH removed from the environment (the kernel asserts it is unset and that msim is the
+installed distribution), so an import of something outside the installed package (the repository's
 benchmarks/, tests/) fails here as it would for a student.
 """
 
@@ -22,6 +23,8 @@ assert os.getcwd() == {folder!r}, os.getcwd()
 assert not os.environ.get("PYTHONPATH"), os.environ["PYTHONPATH"]
 assert importlib.util.find_spec("benchmarks") is None and importlib.util.find_spec("builders") is None
 assert importlib.util.find_spec("msim") is not None
+import importlib.metadata, msim
+assert importlib.metadata.version("msim") == msim.__version__  # the installed distribution
 """
 
 

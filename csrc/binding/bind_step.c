@@ -63,7 +63,7 @@ static void raise_input(const ms_info *info, const ms_opt *opt, ms_method method
 static PyObject *stability_advice(SystemObject *self, ms_method method) {
   const ms_method_def *md = &ms_methods[method];
   if (sys_lock(self)) return NULL; /* the model, as another thread may be setting it */
-  double limit = ms_stable_step(&self->m, method), omega = ms_omega_max(&self->m);
+  double omega = ms_omega_max(&self->m), limit = ms_stable_step(&self->m, method, omega);
   sys_unlock(self);
   PyObject *lim = PyFloat_FromDouble(limit), *om = PyFloat_FromDouble(omega), *out = NULL;
   if (!lim || !om)

@@ -228,7 +228,8 @@ static PyObject *System_stable_step(SystemObject *self, PyObject *name) {
     return NULL;
   }
   if (sys_lock(self)) return NULL;
-  double limit = ms_stable_step(&self->m, (ms_method)method), omega = ms_omega_max(&self->m);
+  double omega = ms_omega_max(&self->m);
+  double limit = ms_stable_step(&self->m, (ms_method)method, omega);
   sys_unlock(self);
   if (isnan(limit) || isnan(omega)) return PyErr_NoMemory();
   return Py_BuildValue("(dd)", limit, omega);

@@ -400,6 +400,6 @@ int ms_opt_iterations(const ms_opt *o);
 
 /* stability.c: the Gershgorin bound on the stiffest mode and each method's stable step */
 double ms_omega_max(const ms_model *m);
-double ms_stable_step(const ms_model *m, ms_method method);
+double ms_stable_step(const ms_model *m, ms_method method, double omega);
 
 #endif

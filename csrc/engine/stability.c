@@ -54,12 +54,11 @@ static double euler_root(double r) {
   return lo;
 }
 
-/* the largest step [s] at which method keeps every linear mode of m bounded; INFINITY when
- * it is stable at every step or nothing is stiff; NAN when out of memory */
-double ms_stable_step(const ms_model *m, ms_method method) {
+/* the largest step [s] at which method keeps every linear mode of m bounded, given m's
+ * omega_max (ms_omega_max); INFINITY when it is stable at every step or nothing is stiff */
+double ms_stable_step(const ms_model *m, ms_method method, double omega) {
   const ms_method_def *md = &ms_methods[method];
   if (isinf(md->omega_h)) return INFINITY;
-  double omega = ms_omega_max(m);
   if (!(omega > 0)) return omega == 0 ? INFINITY : omega;
   if (md->flags & MS_UNDAMPED_UNSTABLE) return euler_root(m->damping / omega) / omega;
   return md->omega_h / omega;

@@ -1,0 +1,28 @@
+/* hash.h: the broad phase of collision detection: which pairs of axis-aligned boxes overlap,
+ * found by a spatial hash (Teschner et al. 2003; hash.c). Internal to the engine.
+ *
+ * The cell size only changes the work, never the pairs: pass about the mean box extent (for
+ * the boxes of edges inflated by r, the mean edge length + 2 r). Much smaller cells make each
+ * box cover many cells, much larger ones fill each cell with many boxes; hash.c enlarges a cell
+ * so small that the boxes would cover too many cells in all. ms_hash_overlaps returns MS_EINPUT
+ * for a non-finite coordinate, a box with lo > hi, n < 0 or a cell that is not finite and > 0,
+ * MS_ENOMEM when out of memory (or past INT_MAX pairs); a workspace it made is then freed, one
+ * it was given stays usable. */
+#ifndef MSIM_HASH_H
+#define MSIM_HASH_H
+#include "msim.h"
+/* a reusable workspace of the broad phase (grows as needed; opaque) */
+typedef struct ms_hash ms_hash;
+void ms_hash_free(void *w);
+/* the pairs (i, j) of boxes, i from set A and j from set B, whose axis-aligned boxes overlap
+ * (closed intervals), each once, sorted by i then j. Boxes are given as lo[3 n], hi[3 n]. When
+ * same is 1, B is A, and only pairs i < j are reported. *hp is the workspace (made when NULL;
+ * published only when complete). On MS_OK, *pairs points at 2 *npair ints owned by the
+ * workspace, valid until its next call. cell: the grid cell size [m] (> 0). */
+ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, int na,
+                           const double *blo, const double *bhi, int nb, int same, double cell,
+                           const int **pairs, int *npair);
+/* the bounding boxes lo, hi (3 n each) of n primitives of k vertices each (k = 1 points,
+ * 2 edges, 3 triangles; idx (n, k) vertex indices into x (nv,3)), inflated by r >= 0 */
+void ms_hash_boxes(const double *x, const int *idx, int n, int k, double r, double *lo, double *hi);
+#endif

@@ -7,6 +7,7 @@
  *                   the GIL, exceptions from status codes
  *   bind_props.c    the System's properties
  *   bind_module.c   module functions, exceptions, multi-phase init
+ *   bind_hash.c     test hooks of the spatial hash broad phase
  */
 #ifndef MSIM_BIND_H
 #define MSIM_BIND_H
@@ -100,5 +101,13 @@ PyObject *methods_py(PyObject *mod, PyObject *unused);
 PyObject *defaults_py(PyObject *mod, PyObject *unused);
 PyObject *solvers_py(PyObject *mod, PyObject *unused);
 PyObject *model_parameters_py(PyObject *mod, PyObject *unused);
+
+/* ---------------------------------------------------------------- bind_hash.c */
+
+/* test hooks of the broad phase (csrc/engine/hash.c): _box_overlaps(alo, ahi, blo=None,
+ * bhi=None, cell=None), the overlapping pairs of boxes; _primitive_boxes(x, idx, r), the
+ * boxes of points, edges or triangles */
+PyObject *box_overlaps_py(PyObject *mod, PyObject *args, PyObject *kw);
+PyObject *primitive_boxes_py(PyObject *mod, PyObject *args, PyObject *kw);
 
 #endif

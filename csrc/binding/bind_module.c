@@ -49,6 +49,16 @@ static PyMethodDef core_functions[] = {
     {"_fail_allocation", fail_allocation_py, METH_O,
      "_fail_allocation(k): the k-th allocation of the core from now fails (0: none); a test "
      "hook"},
+    {"_box_overlaps", (PyCFunction)(void (*)(void))box_overlaps_py, METH_VARARGS | METH_KEYWORDS,
+     "_box_overlaps(alo, ahi, blo=None, bhi=None, cell=None) -> (npair, 2) int64 array of the "
+     "pairs (i, j) of overlapping axis-aligned boxes (closed), box i of A = (alo, ahi) and j of "
+     "B = (blo, bhi), sorted; B is A with i < j when blo is None. cell: the spatial hash's cell "
+     "size [m], by default the mean box diagonal; a test hook"},
+    {"_primitive_boxes", (PyCFunction)(void (*)(void))primitive_boxes_py,
+     METH_VARARGS | METH_KEYWORDS,
+     "_primitive_boxes(x, idx, r) -> (lo, hi): the (n, 3) bounding boxes of the points, edges "
+     "or triangles idx (n, k), k in 1..3, of the vertices x (nv, 3), inflated by r >= 0; a test "
+     "hook"},
     {NULL},
 };
 

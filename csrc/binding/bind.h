@@ -101,4 +101,10 @@ PyObject *defaults_py(PyObject *mod, PyObject *unused);
 PyObject *solvers_py(PyObject *mod, PyObject *unused);
 PyObject *model_parameters_py(PyObject *mod, PyObject *unused);
 
+/* ---------------------------------------------------------------- bind_geometry.c */
+
+/* test hooks of the self-contact kernels: _pair_distance(kind, x), _segment_meets_triangle(x) */
+PyObject *pair_distance_py(PyObject *self, PyObject *args);
+PyObject *segment_meets_triangle_py(PyObject *self, PyObject *args);
+
 #endif

@@ -49,6 +49,13 @@ static PyMethodDef core_functions[] = {
     {"_fail_allocation", fail_allocation_py, METH_O,
      "_fail_allocation(k): the k-th allocation of the core from now fails (0: none); a test "
      "hook"},
+    {"_pair_distance", pair_distance_py, METH_VARARGS,
+     "_pair_distance(kind, x) -> (d2, grad, hess): squared distance of the pair x (4, 3), kind "
+     "'pt' (point, triangle) or 'ee' (edge, edge), its gradient (12,) and Hessian (12, 12); a "
+     "test hook"},
+    {"_segment_meets_triangle", segment_meets_triangle_py, METH_VARARGS,
+     "_segment_meets_triangle(x) -> True when segment x[0] x[1] meets triangle x[2] x[3] x[4], "
+     "touching included; a test hook"},
     {NULL},
 };
 

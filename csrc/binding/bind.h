@@ -110,4 +110,10 @@ PyObject *model_parameters_py(PyObject *mod, PyObject *unused);
 PyObject *box_overlaps_py(PyObject *mod, PyObject *args, PyObject *kw);
 PyObject *primitive_boxes_py(PyObject *mod, PyObject *args, PyObject *kw);
 
+/* ---------------------------------------------------------------- bind_geometry.c */
+
+/* test hooks of the self-contact kernels: _pair_distance(kind, x), _segment_meets_triangle(x) */
+PyObject *pair_distance_py(PyObject *self, PyObject *args);
+PyObject *segment_meets_triangle_py(PyObject *self, PyObject *args);
+
 #endif

@@ -59,6 +59,13 @@ static PyMethodDef core_functions[] = {
      "_primitive_boxes(x, idx, r) -> (lo, hi): the (n, 3) bounding boxes of the points, edges "
      "or triangles idx (n, k), k in 1..3, of the vertices x (nv, 3), inflated by r >= 0; a test "
      "hook"},
+    {"_pair_distance", pair_distance_py, METH_VARARGS,
+     "_pair_distance(kind, x) -> (d2, grad, hess): squared distance of the pair x (4, 3), kind "
+     "'pt' (point, triangle) or 'ee' (edge, edge), its gradient (12,) and Hessian (12, 12); a "
+     "test hook"},
+    {"_segment_meets_triangle", segment_meets_triangle_py, METH_VARARGS,
+     "_segment_meets_triangle(x) -> True when segment x[0] x[1] meets triangle x[2] x[3] x[4], "
+     "touching included; a test hook"},
     {NULL},
 };
 

@@ -1,0 +1,14 @@
+/* distance.h: distances between the primitives of self-contact (point-triangle, edge-edge) with
+ * their derivatives, and the segment-triangle intersection test. No allocation, no state. */
+#ifndef MSIM_DISTANCE_H
+#define MSIM_DISTANCE_H
+/* the primitive pairs of self-contact, as 4 points x[12]: MS_PAIR_PT point p, triangle t0 t1 t2;
+ * MS_PAIR_EE segment a0 a1, segment b0 b1 */
+typedef enum { MS_PAIR_PT = 0, MS_PAIR_EE } ms_pair_kind;
+/* squared distance [m^2] between the pair's primitives; grad (12) and hess (12x12 row-major)
+ * of it with respect to x when not NULL */
+double ms_pair_dist2(ms_pair_kind kind, const double x[12], double grad[12], double hess[144]);
+/* 1 when segment (a, b) meets triangle (t0, t1, t2), touching included; 0 otherwise */
+int ms_segment_meets_triangle(const double a[3], const double b[3], const double t0[3],
+                              const double t1[3], const double t2[3]);
+#endif

@@ -11,7 +11,8 @@ import importlib
 
 from . import accuracy, experiments, mesh, scenes, strain
 from .compare import compare, energy_scale, stability, sweep
-from ._core import CholmodError, DivergenceError, Error, NotPositiveDefiniteError
+from ._core import (CholmodError, DivergenceError, Error, NotPositiveDefiniteError,
+                    SelfIntersectionError)
 from ._core import cholmod_version
 from ._files import MeshFileError, TrajectoryFileError
 from .methods import METHODS, SUMMARY
@@ -24,7 +25,7 @@ __all__ = [
     "System", "StepInfo", "Trajectory", "METHODS", "SUMMARY", "mesh", "accuracy", "experiments",
     "scenes", "strain",
     "cholmod_version", "compare", "energy_scale", "stability", "sweep",
-    "Error", "DivergenceError", "NotPositiveDefiniteError", "CholmodError",
+    "Error", "DivergenceError", "NotPositiveDefiniteError", "CholmodError", "SelfIntersectionError",
     "ContactWarning", "HistoryWarning", "MeshFileError", "TrajectoryFileError",
 ]
 

@@ -296,6 +296,50 @@ def pushed_cloth(n: int = 20, *, radius: float = 0.15, speed: float = 0.5) -> Sc
     return Scene("cloth pushed by a sphere", sim, mesh.faces, before_step=move)
 
 
+def _fold(u: np.ndarray, gap: float) -> tuple[np.ndarray, np.ndarray]:
+    """Arc-length coordinates u in [0, 1] of a strip folded in half over a half-cylinder of
+    diameter `gap`: (x, y), the bottom layer at y = 0 for x <= 0, the top at y = gap."""
+    r, s = gap / 2, u - 0.5
+    half = np.pi * r / 2
+    theta = np.clip((s + half) / r, 0.0, np.pi)
+    x = np.where(s < -half, s + half, np.where(s > half, half - s, r * np.sin(theta)))
+    y = np.where(s < -half, 0.0, np.where(s > half, 2 * r, r * (1 - np.cos(theta))))
+    return x, y
+
+
+def folded_cloth(n: int = 40, *, gap: float = 0.06, height: float = 0.1,
+                 self_contact: bool = True) -> Scene:
+    """An n x n, 1 m cloth folded in half (the top layer `gap` above the bottom one, joined by
+    a half-cylinder fold), dropped from `height` onto the ground: without self-contact the top
+    layer falls through the bottom one. Rest lengths are the flat cloth's; it has no bending
+    springs, whose rest lengths would spring the fold open."""
+    flat = cloth_grid(n, n, bending=False)
+    x, y = _fold(flat.vertices[:, 0], gap)
+    folded = np.column_stack([x, y + height, flat.vertices[:, 2] - 0.5])
+    sim = System(folded, flat.edges, mass=1.0 / n**2, stiffness=1000.0, damping=0.5,
+                 rest_lengths=_lengths(flat.vertices, flat.edges), planes=[[0.0, 1.0, 0.0, 0.0]],
+                 friction=0.3, faces=flat.faces, self_contact=self_contact)
+    return Scene("folded cloth", sim, flat.faces, dt=1 / 60)
+
+
+def cloth_heap(n: int = 30, *, height: float = 0.05, self_contact: bool = True) -> Scene:
+    """An n x n, 1 m cloth held vertically with its lower edge `height` above the ground and
+    let go, so that it crumples into a heap; a gentle ripple (1 cm, two waves across) decides
+    which way it folds."""
+    mesh = cloth_grid(n, n, plane="xy", origin=(-0.5, 1.0 + height, 0.0))
+    vertices = mesh.vertices.copy()
+    vertices[:, 2] = 0.01 * np.sin(4 * np.pi * vertices[:, 0]) * np.sin(3 * np.pi * vertices[:, 1])
+    sim = System(vertices, mesh.edges, mass=1.0 / n**2, stiffness=1000.0, damping=0.5,
+                 rest_lengths=_lengths(mesh.vertices, mesh.edges), planes=[[0.0, 1.0, 0.0, 0.0]],
+                 friction=0.3, faces=mesh.faces, self_contact=self_contact)
+    return Scene("cloth heap", sim, mesh.faces, dt=1 / 60)
+
+
+def _lengths(vertices: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """(m,) lengths of the springs `edges` at `vertices` [m]."""
+    return np.linalg.norm(vertices[edges[:, 0]] - vertices[edges[:, 1]], axis=1)
+
+
 SCENES: dict[str, Callable[..., Scene]] = {
     "hanging_cloth": hanging_cloth,
     "cloth_on_sphere": cloth_on_sphere,
@@ -303,4 +347,6 @@ SCENES: dict[str, Callable[..., Scene]] = {
     "jelly_cube": jelly_cube,
     "rope_pendulum": rope_pendulum,
     "pushed_cloth": pushed_cloth,
+    "folded_cloth": folded_cloth,
+    "cloth_heap": cloth_heap,
 }

@@ -26,6 +26,10 @@ CHANGES = {
     "contact_stiffness": lambda s: 3e4,
     "contact_scale": lambda s: 1.2,
     "friction": lambda s: 0.5,
+    "self_contact": lambda s: True,
+    "self_thickness": lambda s: 0.02,
+    "self_stiffness": lambda s: 2e4,
+    "self_contact_ring": lambda s: 1,
     "threads": lambda s: 2,
 }
 METHODS = {"fms": {}, "implicit_euler": {"solver": "lbfgs"}, "xpbd": {},
@@ -39,14 +43,14 @@ def resting_cloth() -> msim.System:
     its own and hide a missed invalidation."""
     mesh = msim.mesh.cloth_grid(8, 8, size=1.0)
     sim = msim.System(mesh.vertices + [0, 0.01, 0], mesh.edges, mass=0.01,
-                      planes=[[0, 1, 0, 0]])
+                      planes=[[0, 1, 0, 0]], faces=mesh.faces)
     for _ in range(40):
         sim.step(H, "fms")
     return sim
 
 
 def test_every_settable_parameter_is_listed():
-    settable = set(resting_cloth().parameters()) - {"vertices", "edges"}
+    settable = set(resting_cloth().parameters()) - {"vertices", "edges", "faces"}
     assert settable == set(CHANGES)
 
 

@@ -557,3 +557,14 @@ def test_hooks_refuse_bad_arguments():
         _core._segment_meets_triangle(np.full((5, 3), np.inf))
     d2, g, h = _core._pair_distance("pt", x.tolist())  # any array-like
     assert d2 == 0.0 and g.shape == (12,) and h.shape == (12, 12)
+
+
+def test_a_segment_parallel_to_a_triangle_in_its_plane_up_to_rounding_does_not_meet_it():
+    # a folded cloth's fold: an edge and a triangle 0.13 m apart along z, coplanar in exact
+    # arithmetic but not after rounding; the 3D volumes were rounding noise and said "meets"
+    a, b = [-0.05287611, 0.1, -0.5], [0.01330998, 0.10311423, -0.5]
+    t = [[-0.05287611, 0.1, -0.36666667], [0.01330998, 0.10311423, -0.36666667],
+         [0.01330998, 0.10311423, -0.3]]
+    x = np.array([a, b, *t])
+    assert not _core._segment_meets_triangle(x)
+    assert not ipctk.is_edge_intersecting_triangle(*x)

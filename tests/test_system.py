@@ -119,7 +119,8 @@ def test_step_info_and_trajectory(cloth):
     assert traj.positions.shape == (4, 100, 3)
     np.testing.assert_allclose(traj.times, 1e-3 * np.array([1, 11, 21, 31]), rtol=1e-12)
     np.testing.assert_array_equal(traj.positions[-1], cloth.positions)
-    assert set(traj.energies) == {"kinetic", "spring", "gravity", "collision", "total"}
+    assert set(traj.energies) == {"kinetic", "spring", "gravity", "collision", "self_contact",
+                                  "total"}
     assert traj.energies["total"][-1] == cloth.energy()["total"]
     assert traj.seconds.shape == (30,) and traj.diverged is None
 

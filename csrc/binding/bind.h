@@ -37,6 +37,7 @@ typedef struct {
   PyObject *DivergenceError;
   PyObject *NotPositiveDefiniteError;
   PyObject *CholmodError;
+  PyObject *SelfIntersectionError;
   PyObject *SystemType;
   unsigned long main_thread; /* the thread Python's signal handlers run on */
 } mod_state;
@@ -72,6 +73,9 @@ void fill_parameter_docs(void);
 PyArrayObject *to_array(PyObject *obj, const char *name, int typenum);
 int check_points(PyArrayObject *a, const char *name, npy_intp n, int bounded);
 PyArrayObject *get_edges(PyObject *obj, npy_intp nv);
+PyArrayObject *get_faces(PyObject *obj, npy_intp nv);
+int get_flag(PyObject *obj, const char *name, int *out);
+int check_self_contact(const ms_model *m);
 PyArrayObject *get_points(PyObject *obj, const char *name, npy_intp n);
 int per_values(PyArrayObject *a, const char *name, npy_intp n, const char *per, double lo,
                int strict, double *out);

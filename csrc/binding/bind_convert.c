@@ -107,31 +107,52 @@ int check_points(PyArrayObject *a, const char *name, npy_intp n, int bounded) {
 }
 
 /* validated (m,2) edge array: indices in [0, nv), no self-loops */
-PyArrayObject *get_edges(PyObject *obj, npy_intp nv) {
-  PyArrayObject *a = to_array(obj, "edges", NPY_INT64);
+/* obj as a validated (rows, k) array of indices into nv vertices, k distinct per row: a
+ * spring's two ends (edges) or a triangle's three corners (faces) */
+static PyArrayObject *get_index_rows(PyObject *obj, const char *name, npy_intp nv, int k,
+                                     const char *shape, const char *what) {
+  PyArrayObject *a = to_array(obj, name, NPY_INT64);
   if (!a) return NULL;
-  if (check_shape(a, "edges", 2, -1, 2, "(m, 2)")) goto fail;
+  if (check_shape(a, name, 2, -1, k, shape)) goto fail;
   const int64_t *e = PyArray_DATA(a);
-  for (npy_intp s = 0; s < PyArray_DIM(a, 0); s++) {
-    for (int t = 0; t < 2; t++)
-      if (e[2 * s + t] < 0 || e[2 * s + t] >= nv) {
+  for (npy_intp s = 0; s < PyArray_DIM(a, 0); s++)
+    for (int t = 0; t < k; t++) {
+      if (e[k * s + t] < 0 || e[k * s + t] >= nv) {
         PyErr_Format(PyExc_ValueError,
-                     "edges: expected vertex indices in [0, %zd), got %lld in row %zd",
-                     (Py_ssize_t)nv, (long long)e[2 * s + t], (Py_ssize_t)s);
+                     "%s: expected vertex indices in [0, %zd), got %lld in row %zd", name,
+                     (Py_ssize_t)nv, (long long)e[k * s + t], (Py_ssize_t)s);
         goto fail;
       }
-    if (e[2 * s] == e[2 * s + 1]) {
-      PyErr_Format(PyExc_ValueError,
-                   "edges: expected two distinct vertices per spring, got a self-loop "
-                   "(%lld, %lld) in row %zd",
-                   (long long)e[2 * s], (long long)e[2 * s], (Py_ssize_t)s);
-      goto fail;
+      for (int u = 0; u < t; u++)
+        if (e[k * s + u] == e[k * s + t]) {
+          PyErr_Format(PyExc_ValueError,
+                       "%s: expected %d distinct vertices per %s, got vertex %lld twice in row %zd",
+                       name, k, what, (long long)e[k * s + t], (Py_ssize_t)s);
+          goto fail;
+        }
     }
-  }
   return a;
 fail:
   Py_DECREF(a);
   return NULL;
+}
+
+PyArrayObject *get_edges(PyObject *obj, npy_intp nv) {
+  return get_index_rows(obj, "edges", nv, 2, "(m, 2)", "spring");
+}
+
+PyArrayObject *get_faces(PyObject *obj, npy_intp nv) {
+  return get_index_rows(obj, "faces", nv, 3, "(t, 3)", "triangle");
+}
+
+/* a Python or NumPy bool into out */
+int get_flag(PyObject *obj, const char *name, int *out) {
+  if (!PyBool_Check(obj) && !PyArray_IsScalar(obj, Bool)) {
+    PyErr_Format(PyExc_TypeError, "%s: expected True or False, got %R", name, obj);
+    return -1;
+  }
+  *out = PyObject_IsTrue(obj);
+  return 0;
 }
 
 /* obj as a validated (n,3) array of finite positions within MS_BOUND; n < 0 accepts any

@@ -122,8 +122,15 @@ static int core_exec(PyObject *mod) {
       Py_BuildValue("(OO)", st->Error, linalg_error));
   st->CholmodError = add_exception(mod, "msim.CholmodError", "CHOLMOD reported a failure.",
                                    Py_BuildValue("(O)", st->Error));
+  st->SelfIntersectionError = add_exception(
+      mod, "msim.SelfIntersectionError",
+      "Self-contact cannot start from a state whose triangles already cross each other. "
+      "Attribute: crossings, the (triangle edge, triangle) pairs that cross.",
+      Py_BuildValue("(OO)", st->Error, PyExc_ValueError));
   Py_CLEAR(linalg_error);
-  if (!st->DivergenceError || !st->NotPositiveDefiniteError || !st->CholmodError) goto fail;
+  if (!st->DivergenceError || !st->NotPositiveDefiniteError || !st->CholmodError ||
+      !st->SelfIntersectionError)
+    goto fail;
 
   // the System type
   fill_parameter_docs();
@@ -143,6 +150,7 @@ static int core_traverse(PyObject *mod, visitproc visit, void *arg) {
   Py_VISIT(st->DivergenceError);
   Py_VISIT(st->NotPositiveDefiniteError);
   Py_VISIT(st->CholmodError);
+  Py_VISIT(st->SelfIntersectionError);
   Py_VISIT(st->SystemType);
   return 0;
 }
@@ -153,6 +161,7 @@ static int core_clear(PyObject *mod) {
   Py_CLEAR(st->DivergenceError);
   Py_CLEAR(st->NotPositiveDefiniteError);
   Py_CLEAR(st->CholmodError);
+  Py_CLEAR(st->SelfIntersectionError);
   Py_CLEAR(st->SystemType);
   return 0;
 }

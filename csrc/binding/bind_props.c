@@ -33,6 +33,8 @@ static int set_points(SystemObject *self, PyObject *value, void *which) {
     if (!err)
       memcpy(points_of(self, (intptr_t)which), PyArray_DATA(a), sizeof(double) * 3 * self->m.nv);
     if (!err && (intptr_t)which < 2) self->d.hp = 0.0;
+    if (!err && which == NULL)
+      self->d.sc_clean = 0; /* new positions: check them at the next step */
     sys_unlock(self);
   }
   Py_XDECREF(a);
@@ -138,6 +140,8 @@ static const model_field damping_param = {MS_P_DAMPING, offsetof(ms_model, dampi
 static const model_field kc_param = {MS_P_CONTACT_STIFFNESS, offsetof(ms_model, kc)};
 static const model_field cscale_param = {MS_P_CONTACT_SCALE, offsetof(ms_model, cscale)};
 static const model_field mu_param = {MS_P_FRICTION, offsetof(ms_model, mu)};
+static const model_field sct_param = {MS_P_SELF_THICKNESS, offsetof(ms_model, sc_thickness)};
+static const model_field scs_param = {MS_P_SELF_STIFFNESS, offsetof(ms_model, sc_stiffness)};
 
 static PyObject *get_scalar(SystemObject *self, void *param) {
   const model_field *p = param;
@@ -151,7 +155,13 @@ static int set_scalar(SystemObject *self, PyObject *value, void *param) {
   if (check_ready(self) || refuse_delete(value, row->name) ||
       get_real(value, row->name, row->lo, row->strict, &v) || sys_lock(self))
     return -1;
-  *(double *)((char *)&self->m + p->offset) = v;
+  double *slot = (double *)((char *)&self->m + p->offset), old = *slot;
+  *slot = v;
+  if (check_self_contact(&self->m)) {
+    *slot = old;
+    sys_unlock(self);
+    return -1;
+  }
   ms_model_changed(&self->m, p->id);
   sys_unlock(self);
   return 0;
@@ -199,6 +209,60 @@ static int set_threads_prop(SystemObject *self, PyObject *value, void *c) {
   return 0;
 }
 
+static PyObject *get_faces_prop(SystemObject *self, void *c) {
+  if (check_ready(self) || sys_lock(self)) return NULL;
+  npy_intp dims[2] = {self->m.nf, 3};
+  PyObject *a = PyArray_SimpleNew(2, dims, NPY_INT64);
+  for (npy_intp k = 0; a && k < 3 * (npy_intp)self->m.nf; k++)
+    ((int64_t *)PyArray_DATA((PyArrayObject *)a))[k] = self->m.face[k];
+  sys_unlock(self);
+  return a;
+}
+
+static PyObject *get_self_contact(SystemObject *self, void *c) {
+  return check_ready(self) ? NULL : PyBool_FromLong(self->m.self_contact);
+}
+
+/* turning self-contact on needs faces; the next step checks the state does not cross */
+static int set_self_contact(SystemObject *self, PyObject *value, void *c) {
+  int on;
+  if (check_ready(self) || refuse_delete(value, "self_contact") ||
+      get_flag(value, "self_contact", &on) || sys_lock(self))
+    return -1;
+  int old = self->m.self_contact;
+  self->m.self_contact = on;
+  if (check_self_contact(&self->m)) {
+    self->m.self_contact = old;
+    sys_unlock(self);
+    return -1;
+  }
+  self->d.sc_clean = 0;
+  ms_model_changed(&self->m, MS_P_SELF_CONTACT);
+  sys_unlock(self);
+  return 0;
+}
+
+static PyObject *get_ring(SystemObject *self, void *c) {
+  return check_ready(self) ? NULL : PyLong_FromLong(self->m.sc_ring);
+}
+
+/* a new ring depth: the rings derived again (on failure the old ones stay) */
+static int set_ring(SystemObject *self, PyObject *value, void *c) {
+  long long ring;
+  if (check_ready(self) || refuse_delete(value, "self_contact_ring") ||
+      get_integer(value, "self_contact_ring", 0, 64, &ring) || sys_lock(self))
+    return -1;
+  int old = self->m.sc_ring;
+  self->m.sc_ring = (int)ring;
+  ms_status st = ms_model_faces(&self->m);
+  if (st != MS_OK)
+    self->m.sc_ring = old;
+  else
+    ms_model_changed(&self->m, MS_P_SELF_RING);
+  sys_unlock(self);
+  return st == MS_OK ? 0 : (PyErr_NoMemory(), -1);
+}
+
 static PyObject *get_time(SystemObject *self, void *c) {
   return check_ready(self) ? NULL : PyFloat_FromDouble(self->d.time);
 }
@@ -235,6 +299,11 @@ PyGetSetDef System_getset[] = {
     {"contact_stiffness", (getter)get_scalar, (setter)set_scalar, NULL, (void *)&kc_param},
     {"contact_scale", (getter)get_scalar, (setter)set_scalar, NULL, (void *)&cscale_param},
     {"friction", (getter)get_scalar, (setter)set_scalar, NULL, (void *)&mu_param},
+    {"faces", (getter)get_faces_prop, NULL, NULL, NULL},
+    {"self_contact", (getter)get_self_contact, (setter)set_self_contact, NULL, NULL},
+    {"self_thickness", (getter)get_scalar, (setter)set_scalar, NULL, (void *)&sct_param},
+    {"self_stiffness", (getter)get_scalar, (setter)set_scalar, NULL, (void *)&scs_param},
+    {"self_contact_ring", (getter)get_ring, (setter)set_ring, NULL, NULL},
     {"threads", (getter)get_threads_prop, (setter)set_threads_prop, NULL, NULL},
     {"time", (getter)get_time, NULL, "simulated time [s]", NULL},
     {"steps", (getter)get_steps, NULL, "steps taken", NULL},

@@ -147,6 +147,17 @@ static PyObject *raise_status(SystemObject *self, ms_status st, const ms_info *i
     case MS_EINPUT:
       raise_input(info, opt, method_id, hobj);
       break;
+    case MS_ECROSSING: {
+      exc_attr attrs[] = {{"crossings", info->crossings}};
+      raise_with(ms->SelfIntersectionError,
+                 PyUnicode_FromFormat("%s: self-contact cannot start here: %d (triangle edge, "
+                                      "triangle) pairs already cross; start from a state that "
+                                      "does not cross itself (self_intersections() counts), or "
+                                      "set self_contact=False",
+                                      method, info->crossings),
+                 attrs, 1);
+      break;
+    }
     default:
       PyErr_Format(PyExc_SystemError, "%s (dt=%R): unknown status %d from the core", method, hobj,
                    (int)st);
@@ -412,9 +423,10 @@ PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
     Py_XDECREF(obj);
     return NULL;
   }
-  return Py_BuildValue("(iONNd{sdsdsd})", info.iters, info.converged ? Py_True : Py_False, res, obj,
-                       call.seconds, "assemble", info.assemble, "factor", info.factor, "solve",
-                       info.solve);
+  return Py_BuildValue("(iONNd{sdsdsd}{sisdsisi})", info.iters, info.converged ? Py_True : Py_False,
+                       res, obj, call.seconds, "assemble", info.assemble, "factor", info.factor,
+                       "solve", info.solve, "pairs", info.pairs, "gap", info.gap, "limited",
+                       info.limited, "rounds", info.rounds);
 }
 
 /* _fms_kernel(dt, part, repeats, **options) -> seconds for `repeats` runs of one FMS kernel:

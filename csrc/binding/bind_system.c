@@ -73,11 +73,52 @@ static void rest_from_positions(ms_model *m, const double *x) {
 /* constructor arguments; NULL where the caller left the default */
 typedef struct {
   PyObject *vertices, *edges, *mass, *stiffness, *rest, *fixed, *gravity, *damping;
-  PyObject *planes, *spheres, *kc, *cscale, *mu, *threads;
+  PyObject *planes, *spheres, *kc, *cscale, *mu, *faces, *sc, *sct, *scs, *scr, *threads;
 } sys_args;
 
 static void fill(double *dst, npy_intp n, double value) {
   for (npy_intp i = 0; i < n; i++) dst[i] = value;
+}
+
+/* 0 when self-contact can be on: it has triangles and a positive thickness */
+int check_self_contact(const ms_model *m) {
+  if (!m->self_contact) return 0;
+  if (m->nf == 0)
+    PyErr_SetString(PyExc_ValueError,
+                    "self_contact: needs faces (the collision triangles), got none");
+  else if (!(m->sc_thickness > 0))
+    PyErr_SetString(PyExc_ValueError,
+                    "self_thickness: expected > 0 with self_contact, got 0.0 (the default is a "
+                    "quarter of the mean triangle edge, zero here)");
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+/* the triangles of self-contact and its parameters from a */
+static int build_self_contact(ms_model *m, const sys_args *a, const double *x) {
+  long long ring = m->sc_ring;
+  if ((a->sc && get_flag(a->sc, "self_contact", &m->self_contact)) ||
+      (a->scs && get_real(a->scs, "self_stiffness", 0, 1, &m->sc_stiffness)) ||
+      (a->scr && get_integer(a->scr, "self_contact_ring", 0, 64, &ring)))
+    return -1;
+  m->sc_ring = (int)ring;
+  PyArrayObject *f = a->faces && a->faces != Py_None ? get_faces(a->faces, m->nv) : NULL;
+  if (a->faces && a->faces != Py_None && !f) return -1;
+  npy_intp nf = f ? PyArray_DIM(f, 0) : 0;
+  if (nf > INT_MAX / 6) {
+    Py_DECREF(f);
+    return PyErr_Format(PyExc_ValueError, "faces: expected at most %d triangles, got %zd",
+                        INT_MAX / 6, (Py_ssize_t)nf),
+           -1;
+  }
+  m->face = ms_alloc(3 * (size_t)nf, sizeof(int));
+  for (npy_intp k = 0; m->face && k < 3 * nf; k++)
+    m->face[k] = (int)((int64_t *)PyArray_DATA(f))[k];
+  Py_XDECREF(f);
+  m->nf = (int)nf;
+  if (!m->face || ms_model_faces(m) != MS_OK) return PyErr_NoMemory(), -1;
+  m->sc_thickness = 0.25 * ms_mean_face_edge(m, x); /* a quarter of the mean triangle edge */
+  if (a->sct && get_real(a->sct, "self_thickness", 0, 0, &m->sc_thickness)) return -1;
+  return check_self_contact(m);
 }
 
 /* the parameters of m from a, each validated before it is written */
@@ -109,7 +150,7 @@ static int build_parameters(ms_model *m, const sys_args *a, const double *x) {
     return -1;
   }
   m->plane = planes, m->sphere = spheres;
-  return 0;
+  return build_self_contact(m, a, x);
 }
 
 /* build a model and data from the arguments; on error nothing is left allocated */
@@ -154,15 +195,31 @@ fail_arrays:
 }
 
 static int System_init(SystemObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {
-      "vertices", "edges",   "mass",   "stiffness", "rest_lengths",      "fixed",
-      "gravity",  "damping", "planes", "spheres",   "contact_stiffness", "contact_scale",
-      "friction", "threads", NULL};
+  static char *kwlist[] = {"vertices",
+                           "edges",
+                           "mass",
+                           "stiffness",
+                           "rest_lengths",
+                           "fixed",
+                           "gravity",
+                           "damping",
+                           "planes",
+                           "spheres",
+                           "contact_stiffness",
+                           "contact_scale",
+                           "friction",
+                           "faces",
+                           "self_contact",
+                           "self_thickness",
+                           "self_stiffness",
+                           "self_contact_ring",
+                           "threads",
+                           NULL};
   sys_args a = {0};
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOOOOOO:System", kwlist, &a.vertices,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOOOOOOOOOOO:System", kwlist, &a.vertices,
                                    &a.edges, &a.mass, &a.stiffness, &a.rest, &a.fixed, &a.gravity,
                                    &a.damping, &a.planes, &a.spheres, &a.kc, &a.cscale, &a.mu,
-                                   &a.threads))
+                                   &a.faces, &a.sc, &a.sct, &a.scs, &a.scr, &a.threads))
     return -1;
   ms_model m;
   ms_data d;
@@ -235,14 +292,26 @@ static PyObject *System_stable_step(SystemObject *self, PyObject *name) {
   return Py_BuildValue("(dd)", limit, omega);
 }
 
-/* energy() -> {"kinetic", "spring", "gravity", "total"} in joules */
+/* energy() -> {"kinetic", "spring", "gravity", "collision", "self_contact", "total"} [J] */
 static PyObject *System_energy(SystemObject *self, PyObject *unused) {
   if (check_ready(self) || sys_lock(self)) return NULL;
-  ms_energies e = ms_energy(&self->m, &self->d);
+  ms_energies e;
+  ms_status st = ms_energy(&self->m, &self->d, &e);
   sys_unlock(self);
-  return Py_BuildValue("{sdsdsdsdsd}", "kinetic", e.kinetic, "spring", e.spring, "gravity",
-                       e.gravity, "collision", e.collision, "total",
-                       e.kinetic + e.spring + e.gravity + e.collision);
+  if (st != MS_OK) return PyErr_NoMemory();
+  return Py_BuildValue("{sdsdsdsdsdsd}", "kinetic", e.kinetic, "spring", e.spring, "gravity",
+                       e.gravity, "collision", e.collision, "self_contact", e.self_contact, "total",
+                       e.kinetic + e.spring + e.gravity + e.collision + e.self_contact);
+}
+
+/* self_intersections() -> the (triangle edge, triangle) pairs of faces that cross now */
+static PyObject *System_self_intersections(SystemObject *self, PyObject *unused) {
+  if (check_ready(self) || sys_lock(self)) return NULL;
+  int count = 0;
+  ms_status st = ms_self_crossings(&self->m, &self->d, self->d.x, &count);
+  sys_unlock(self);
+  if (st != MS_OK) return PyErr_NoMemory();
+  return PyLong_FromLong(count);
 }
 
 /* per-vertex state arrays: 0 positions, 1 velocities, 2 external forces, and the state one step
@@ -255,14 +324,18 @@ double *points_of(SystemObject *self, intptr_t which) {
   return arrays[which];
 }
 
-/* forces() -> (n,3) spring, gravity and external force on every vertex [N], fixed ones included
- * (they ignore their external force) */
+/* forces() -> (n,3) spring, gravity, contact, self-contact and external force on every vertex
+ * [N], fixed ones included (they ignore their external force) */
 static PyObject *System_forces(SystemObject *self, PyObject *unused) {
   if (check_ready(self) || sys_lock(self)) return NULL;
   npy_intp dims[2] = {self->m.nv, 3};
   PyObject *f = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-  if (f) ms_total_forces(&self->m, &self->d, self->d.x, PyArray_DATA((PyArrayObject *)f));
+  ms_status st = f ? ms_forces(&self->m, &self->d, PyArray_DATA((PyArrayObject *)f)) : MS_OK;
   sys_unlock(self);
+  if (st != MS_OK) {
+    Py_CLEAR(f);
+    PyErr_NoMemory();
+  }
   return f;
 }
 
@@ -310,7 +383,7 @@ static PyObject *System_set_state(SystemObject *self, PyObject *args, PyObject *
       else if (k < 3)
         memset(points_of(self, k), 0, sizeof(double) * 3 * self->m.nv);
     }
-    if (!err) self->d.time = t, self->d.nstep = steps, self->d.hp = hp;
+    if (!err) self->d.time = t, self->d.nstep = steps, self->d.hp = hp, self->d.sc_clean = 0;
     sys_unlock(self);
   }
   for (int k = 0; k < 5; k++) Py_XDECREF(a[k]);
@@ -355,10 +428,15 @@ static PyMethodDef System_methods[] = {
      "_stable_step(method) -> (largest stable step [s], omega_max [rad/s]); use "
      "msim.scenes.stability_limit and omega_max"},
     {"energy", (PyCFunction)System_energy, METH_NOARGS,
-     "energy() -> dict of kinetic, spring, gravity, collision and total energy [J]; the "
-     "external forces have no potential in it (their work changes the total)"},
+     "energy() -> dict of kinetic, spring, gravity, collision, self_contact and total energy "
+     "[J]; the external forces have no potential in it (their work changes the total)"},
+    {"self_intersections", (PyCFunction)System_self_intersections, METH_NOARGS,
+     "self_intersections() -> the number of (triangle edge, triangle) pairs of faces that "
+     "cross now, touching included, pairs sharing a vertex excepted: an exact test, zero at "
+     "every step of a run with self_contact"},
     {"forces", (PyCFunction)System_forces, METH_NOARGS,
-     "forces() -> (n,3) spring, gravity and external force on every vertex [N]"},
+     "forces() -> (n,3) spring, gravity, contact, self-contact and external force on every "
+     "vertex [N]"},
     {"_state", (PyCFunction)System_state, METH_NOARGS,
      "_state() -> dict of the state, read at once (no step lands between its parts); use "
      "System.get_state"},

@@ -1,5 +1,6 @@
-/* dense.c: small dense solves of the iterative methods: a 3x3 Newton step (VBD's vertex blocks,
- * the start point's contact vertices) and the c x c least squares of Anderson mixing */
+/* dense.c: small dense linear algebra: a 3x3 Newton step (VBD's vertex blocks,
+ * the start point's contact vertices), the c x c least squares of Anderson mixing and the
+ * eigenvalue clamp of a self-contact pair's Hessian */
 #include <math.h>
 
 #include "engine.h"
@@ -47,4 +48,50 @@ int ms_spd_solve(double *a, double *b, int c) {
     b[i] /= a[i * c + i];
   }
   return 1;
+}
+
+/* one Jacobi rotation zeroing a[p][q] of the symmetric n x n a, accumulated into v */
+static void jacobi_rotate(double *a, double *v, int n, int p, int q) {
+  double theta = 0.5 * (a[q * n + q] - a[p * n + p]) / a[p * n + q];
+  double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+  double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+  for (int k = 0; k < n; k++) {
+    double akp = a[k * n + p], akq = a[k * n + q];
+    a[k * n + p] = c * akp - s * akq, a[k * n + q] = s * akp + c * akq;
+  }
+  for (int k = 0; k < n; k++) {
+    double apk = a[p * n + k], aqk = a[q * n + k];
+    a[p * n + k] = c * apk - s * aqk, a[q * n + k] = s * apk + c * aqk;
+  }
+  for (int k = 0; k < n; k++) {
+    double vkp = v[k * n + p], vkq = v[k * n + q];
+    v[k * n + p] = c * vkp - s * vkq, v[k * n + q] = s * vkp + c * vkq;
+  }
+}
+
+/* the symmetric n x n a (n <= 12, row-major) replaced by V max(Lambda, 0) V^T, its
+ * eigenvalues clamped at zero: cyclic Jacobi sweeps until the off-diagonal is negligible */
+void ms_sym_clamp(double *a, int n) {
+  double v[144] = {0}, off = 1;
+  for (int i = 0; i < n; i++) v[i * n + i] = 1.0;
+  for (int sweep = 0; sweep < 50 && off > 0; sweep++) {
+    double diag = 0;
+    off = 0;
+    for (int i = 0; i < n; i++) diag += a[i * n + i] * a[i * n + i];
+    for (int p = 0; p < n; p++)
+      for (int q = p + 1; q < n; q++) off += a[p * n + q] * a[p * n + q];
+    if (!(off > 1e-30 * diag)) break;
+    for (int p = 0; p < n; p++)
+      for (int q = p + 1; q < n; q++)
+        if (a[p * n + q] != 0) jacobi_rotate(a, v, n, p, q);
+  }
+  // reassemble with the negative eigenvalues dropped
+  double lam[12];
+  for (int k = 0; k < n; k++) lam[k] = fmax(a[k * n + k], 0.0);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double sum = 0;
+      for (int k = 0; k < n; k++) sum += v[i * n + k] * lam[k] * v[j * n + k];
+      a[i * n + j] = sum;
+    }
 }

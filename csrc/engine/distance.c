@@ -41,6 +41,9 @@
 #define PARALLEL 1e-16
 /* an edge counts as a point at squared length at most this times the pair's squared extent */
 #define SHORT 1e-32
+/* a segment counts as in a triangle's plane when both ends are within this fraction of its
+ * length scale from it (then the 3D volumes of the crossing test are rounding noise) */
+#define MS_COPLANAR 1e-12
 /* row stride of the Hessians in the difference vectors (at most three) */
 #define N 9
 
@@ -474,7 +477,9 @@ int ms_segment_meets_triangle(const double a[3], const double b[3], const double
   if (n[axis_max(n)] == 0) return collinear_meet(p, q, t);
   sub(p, t, rp), sub(q, t, rq);
   double sp = dot(n, rp), sq = dot(n, rq);
+  // both ends in the plane up to rounding: the volumes of line_meets would be rounding noise
+  double tol = MS_COPLANAR * sqrt(dot(n, n)) * sqrt(fmax(dot(rp, rp), dot(rq, rq)));
+  if (fabs(sp) <= tol && fabs(sq) <= tol) return coplanar_meet(p, q, t, axis_max(n));
   if ((sp > 0 && sq > 0) || (sp < 0 && sq < 0)) return 0;
-  if (sp == 0 && sq == 0) return coplanar_meet(p, q, t, axis_max(n));
   return line_meets(p, q, t);
 }

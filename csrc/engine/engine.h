@@ -11,5 +11,6 @@
 #include "chol.h"
 #include "solvers.h"
 #include "methods.h"
+#include "self.h"
 
 #endif

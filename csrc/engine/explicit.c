@@ -30,10 +30,11 @@ typedef struct {
                        vertex (ms_check_vertices), or NULL */
 } step_pass;
 
-/* d->f = spring and contact forces at x [N] */
+/* d->f = spring, contact and self-contact forces at x [N] */
 static void forces(const ms_model *m, ms_data *d, const double *x) {
   ms_spring_forces(m, d, x, d->f, 0);
   ms_contact_forces(m, x, d->f);
+  ms_self_forces(m, d, x, d->f, 1.0);
 }
 
 /* M^-1 f + (g + M^-1 f_ext) from the values: inverse mass im, force f, gravity g and
@@ -93,11 +94,11 @@ static void kick_drift_block(void *ctx, int lo, int hi) {
  * over the vertices (one pass instead of two; the gather reads x at neighbours in other
  * blocks, so x is never what the pass writes: d->x, or d->xn with no drift), and the step's
  * last pass (last) also checks the state while it is in cache: MS_EDIVERGED at the first
- * diverged vertex, info->checked set. With colliders, contact friction comes after the pass
- * and the step checks the state itself */
+ * diverged vertex, info->checked set. With colliders or self-contact, contact friction comes after
+ * the pass and the step checks the state itself */
 static ms_status kick_drift(const ms_model *m, ms_data *d, const double *x, double h, double kick,
                             drift_kind drift, int first, int last, ms_info *info) {
-  int fused = m->nplane + m->nsphere == 0;
+  int fused = m->nplane + m->nsphere == 0 && !ms_self_active(m, d);
   if (fused)
     ms_spring_coefs(m, x, d->fc, NULL, 0.0, NULL, d->eblk);
   else

@@ -278,6 +278,7 @@ static double local_step(const fms_ctx *c, const double *x, double *force) {
   double *rhs = c->w->rhs, *sum = d->f;
   double e = ms_spring_coefs(m, x, d->fc, d->rc, c->h * c->h, force ? d->es : NULL, d->eblk);
   ms_spring_gather(m, x, d->rc, sum, force ? d->fc : NULL, force);
+  ms_self_forces(m, d, x, sum, c->h * c->h);
   for (int v = 0; v < m->nv; v++) {
     int I = dof[v];
     double q[3] = {0, 0, 0}, f[3] = {0, 0, 0}, h2 = c->h * c->h, kf = c->w->kf[v];

@@ -78,10 +78,13 @@ static ms_status workspace(const ms_model *m, ms_data *d, ms_implicit **out) {
 static void build_system(const ms_model *m, const ms_data *d, const double *x, const double *xf,
                          ms_implicit *w, const ms_opt *o, double mscale, double kscale) {
   double shift = o->spd == MS_SPD_SHIFT ? kscale * o->shift : 0.0;
+  const double *sc = ms_self_active(m, d) ? d->sc->blk : NULL;
+  if (sc) ms_self_blocks(m, d, x, (ms_spd)o->spd, d->sc->blk);
   for (int i = 0; i < m->nv; i++) {
     double *v = w->vb + 9 * i;
     ms_contact_hessian(m, x, i, v);
     ms_friction_vertex(m, d, xf + 3 * i, i, NULL, v);
+    for (int t = 0; t < 9 && sc; t++) v[t] += sc[9 * i + t];
     for (int t = 0; t < 9; t++) v[t] *= kscale;
     for (int t = 0; t < 3; t++) v[4 * t] += mscale * m->mass[i] + shift;
   }

@@ -40,6 +40,10 @@ void ms_model_free(ms_model *m) {
   free(m->dof);
   free(m->plane);
   free(m->sphere);
+  free(m->face);
+  free(m->fedge);
+  free(m->ring_start);
+  free(m->ring);
   memset(m, 0, sizeof(*m));
 }
 
@@ -67,6 +71,20 @@ const ms_model_param ms_model_params[MS_NPARAM] = {
         "sphere contact radius factor s: contact happens at s * radius"},
     [MS_P_FRICTION] = {"friction", "()", 0, 0, {0.0}, 1, MS_KEEPS,
         "Coulomb friction coefficient mu"},
+    [MS_P_FACES] = {"faces", "(t,3)", NAN, 0, {0}, 0, MS_KEEPS,
+        "collision triangles of self-contact: vertex indices; their edges are the collision "
+        "edges; default: none"},
+    [MS_P_SELF_CONTACT] = {"self_contact", "()", NAN, 0, {0}, 1, MS_KEEPS,
+        "True: the triangles (faces) keep self_thickness apart and no triangle edge ever "
+        "crosses a triangle, in every method"},
+    [MS_P_SELF_THICKNESS] = {"self_thickness", "()", 0, 1, {0}, 0, MS_KEEPS,
+        "the distance self-contact keeps between triangles [m]; default: a quarter of the "
+        "mean triangle edge"},
+    [MS_P_SELF_STIFFNESS] = {"self_stiffness", "()", 0, 1, {1e4}, 1, MS_KEEPS,
+        "stiffness kappa of the self-contact energy [N/m]: kappa/2 (thickness - d)^2, a log "
+        "barrier below half the thickness"},
+    [MS_P_SELF_RING] = {"self_contact_ring", "()", 0, 0, {2}, 1, MS_KEEPS,
+        "pairs of triangles within this many triangle edges of each other never repel"},
     [MS_P_THREADS] = {"threads", "()", 1, 0, {1}, 1, MS_KEEPS,
         "threads of the passes inside a step (results do not depend on it)"},
 };
@@ -79,6 +97,9 @@ void ms_model_defaults(ms_model *m) {
   m->kc = ms_model_params[MS_P_CONTACT_STIFFNESS].value[0];
   m->cscale = ms_model_params[MS_P_CONTACT_SCALE].value[0];
   m->mu = ms_model_params[MS_P_FRICTION].value[0];
+  m->self_contact = (int)ms_model_params[MS_P_SELF_CONTACT].value[0];
+  m->sc_stiffness = ms_model_params[MS_P_SELF_STIFFNESS].value[0];
+  m->sc_ring = (int)ms_model_params[MS_P_SELF_RING].value[0];
   m->nthread = (int)ms_model_params[MS_P_THREADS].value[0];
 }
 

@@ -33,6 +33,7 @@ typedef enum {
   MS_ENOTPD,     /* a matrix was not positive definite */
   MS_ECHOLMOD,   /* CHOLMOD failed for another reason */
   MS_EINTERRUPT, /* the caller's interrupt callback asked the step to stop */
+  MS_ECROSSING,  /* self-contact: the starting state already crosses itself */
 } ms_status;
 
 /* positions [m] and velocities [m/s] beyond this magnitude count as diverged */
@@ -76,6 +77,16 @@ typedef struct {
   double kc;            /* contact penalty stiffness [N/m] */
   double cscale;        /* sphere contact radius factor s: contact at s * radius */
   double mu;            /* Coulomb friction coefficient */
+  int nf;               /* collision triangles (self-contact) */
+  int *face;            /* (nf,3) their vertex indices */
+  int ne;               /* the triangles' edges */
+  int *fedge;           /* (ne,2) their vertex indices, each edge once, in ascending order */
+  int *ring_start;      /* (nv+1) vertex v's ring is ring[ring_start[v] .. ring_start[v+1]) */
+  int *ring;            /* sorted vertices within sc_ring triangle edges of each vertex */
+  int self_contact;     /* 1: triangles keep sc_thickness apart and never cross */
+  double sc_thickness;  /* the distance self-contact keeps [m] */
+  double sc_stiffness;  /* self-contact energy's stiffness [N/m] */
+  int sc_ring;          /* pairs closer than this many triangle edges never repel */
   int nthread;          /* threads of the passes inside a step (results do not depend on it) */
   uint64_t rev;         /* bumped when a parameter matrices depend on changes (MS_VALUES) */
   uint64_t rev_fixed;   /* bumped when the fixed set changes (sparsity patterns) */
@@ -209,6 +220,11 @@ typedef enum {
   MS_P_CONTACT_STIFFNESS,
   MS_P_CONTACT_SCALE,
   MS_P_FRICTION,
+  MS_P_FACES,
+  MS_P_SELF_CONTACT,
+  MS_P_SELF_THICKNESS,
+  MS_P_SELF_STIFFNESS,
+  MS_P_SELF_RING,
   MS_P_THREADS,
   MS_NPARAM,
 } ms_param_id;
@@ -248,6 +264,11 @@ typedef struct {
                       blocks; -1 in a scalar (per-vertex) matrix or when no row is known */
   int checked;     /* the method's last vertex pass put the fixed vertices back and checked
                       the state (ms_check_vertices), so the step makes no pass of its own */
+  int pairs;       /* self-contact: primitive pairs closer than twice the thickness at x_t */
+  double gap;      /* self-contact: the smallest distance between primitives at x_t [m] */
+  int limited;     /* self-contact: vertices whose displacement the bounds limited */
+  int rounds;      /* self-contact: detections made by the displacement bounds */
+  int crossings;   /* MS_ECROSSING: the (edge, triangle) pairs that cross at x_t */
   double assemble; /* seconds in assembly (implicit methods) */
   double factor;   /* seconds in factorisation */
   double solve;    /* seconds in solves */
@@ -267,6 +288,7 @@ typedef struct {
 
 /* per-method workspaces kept in ms_data, defined in their own files */
 typedef struct ms_implicit ms_implicit;
+typedef struct ms_self_ws ms_self_ws;
 
 /* a caller's interrupt check, polled from long loops: nonzero stops the step */
 typedef int (*ms_interrupt_fn)(void *ctx);
@@ -305,6 +327,8 @@ typedef struct {
   ms_xpbd_ws *xpbd;          /* xpbd workspace (multipliers), built on first use */
   ms_lbfgs_ws *lbfgs;        /* lbfgs workspace (curvature pairs), made on first use */
   ms_vbd_ws *vbd;            /* vbd workspace (colouring, chebyshev iterates), made on first use */
+  ms_self_ws *sc;            /* self-contact workspace (broad phase, pairs, bounds) */
+  int sc_clean;              /* 1: x is known not to cross itself (self-contact keeps it so) */
   ms_interrupt_fn interrupt; /* polled by long loops; NULL: never interrupted */
   void *interrupt_ctx;       /* its argument */
   double polled;             /* ms_clock() at the last poll [s] */
@@ -336,9 +360,10 @@ uint64_t ms_fork_generation(void);
 
 /* energies of a state [J] */
 typedef struct {
-  double kinetic, spring, gravity, collision;
+  double kinetic, spring, gravity, collision, self_contact;
 } ms_energies;
-ms_energies ms_energy(const ms_model *m, const ms_data *d);
+ms_status ms_energy(const ms_model *m, ms_data *d, ms_energies *e);
+ms_status ms_forces(const ms_model *m, ms_data *d, double *f);
 void ms_spring_hessian(const ms_model *m, const double *x, int s, ms_spd spd, double blk[9]);
 
 /* step.c: one step of any method; on failure the state is left as it was */
@@ -397,6 +422,13 @@ void ms_opt_defaults(ms_method method, ms_opt *o);
 int ms_opt_check(ms_method method, const ms_opt *o);
 int ms_opt_refused(ms_method method, const ms_opt *o, uint32_t given);
 int ms_opt_iterations(const ms_opt *o);
+
+/* selfcontact.c: the triangles of self-contact: m->face and m->nf set, their edges and each
+ * vertex's topological ring derived (m->sc_ring edges deep); the (triangle edge, triangle)
+ * pairs that cross at x, touching included (an exact count, usable as an oracle) */
+ms_status ms_model_faces(ms_model *m);
+double ms_mean_face_edge(const ms_model *m, const double *x);
+ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int *count);
 
 /* stability.c: the Gershgorin bound on the stiffest mode and each method's stable step */
 double ms_omega_max(const ms_model *m);

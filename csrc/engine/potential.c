@@ -151,7 +151,7 @@ double ms_objective(const ms_model *m, const ms_data *d, const double *x, const 
     e += 0.5 * m->mass[i] * (dx * dx + dy * dy + dz * dz);
   }
   return e / (h * h) + ms_spring_energy(m, x) + ms_contact_forces(m, x, NULL) +
-         ms_friction_forces(m, d, x, NULL);
+         ms_friction_forces(m, d, x, NULL) + ms_self_forces(m, d, x, NULL, 1.0);
 }
 
 /* grad = M (x - y) / h^2 - f_spring(x) - f_contact(x) - f_friction(x) [N], zero on fixed
@@ -166,7 +166,8 @@ double ms_objective_grad(const ms_model *m, ms_data *d, const double *x, const d
  * spring their energy; adds contact, friction and inertia */
 double ms_objective_finish(const ms_model *m, const ms_data *d, const double *x, const double *y,
                            double h, double *grad, double spring, double *obj) {
-  double e = spring + ms_contact_forces(m, x, grad) + ms_friction_forces(m, d, x, grad);
+  double e = spring + ms_contact_forces(m, x, grad) + ms_friction_forces(m, d, x, grad) +
+             ms_self_forces(m, d, x, grad, 1.0);
   double inertia = 0, norm = 0;
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {

@@ -323,7 +323,7 @@ const ms_solver_def ms_solvers[MS_NMIN] = {
 const ms_workspace_def ms_workspaces[] = {
     {offsetof(ms_data, implicit), ms_implicit_free}, {offsetof(ms_data, fms), ms_fms_free},
     {offsetof(ms_data, xpbd), ms_xpbd_free},         {offsetof(ms_data, lbfgs), ms_lbfgs_free},
-    {offsetof(ms_data, vbd), ms_vbd_free},
+    {offsetof(ms_data, vbd), ms_vbd_free},           {offsetof(ms_data, sc), ms_self_free},
 };
 const int ms_nworkspace = sizeof(ms_workspaces) / sizeof(ms_workspaces[0]);
 

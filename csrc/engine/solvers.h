@@ -8,6 +8,7 @@
 /* dense.c: small dense solves */
 int ms_spd3_step(const double H[9], const double grad[3], double dx[3]);
 int ms_spd_solve(double *a, double *b, int c);
+void ms_sym_clamp(double *a, int n);
 
 /* solvers of g: on entry d->y holds y and d->xn the start point (fixed vertices at x_t in both);
  * d->x, d->vn, d->s and d->vb (the step's start state and BDF2's base) stay untouched. At most

@@ -180,19 +180,34 @@ void ms_total_forces(const ms_model *m, ms_data *d, const double *x, double *f) 
     for (int t = 0; t < 3; t++)
       f[3 * i + t] += m->mass[i] * m->gravity[t] + (m->fixed[i] ? 0.0 : d->fext[3 * i + t]);
   ms_contact_forces(m, x, f);
+  ms_self_forces(m, d, x, f, 1.0);
 }
 
-/* kinetic 1/2 m v^2, spring, gravity -m g.x and contact penalty energies of the state; the
- * external forces have no potential here (they need not be conservative) */
-ms_energies ms_energy(const ms_model *m, const ms_data *d) {
+/* f = the forces on the state (ms_total_forces at d->x, with the self-contact pairs there) */
+ms_status ms_forces(const ms_model *m, ms_data *d, double *f) {
+  ms_status st = ms_self_at(m, d);
+  if (st != MS_OK) return st;
+  ms_total_forces(m, d, d->x, f);
+  ms_self_end(d);
+  return MS_OK;
+}
+
+/* kinetic 1/2 m v^2, spring, gravity -m g.x, contact penalty and self-contact energies of the
+ * state; the external forces have no potential here (they need not be conservative) */
+ms_status ms_energy(const ms_model *m, ms_data *d, ms_energies *out) {
   ms_energies e = {.spring = ms_spring_energy(m, d->x),
                    .collision = ms_contact_forces(m, d->x, NULL)};
+  ms_status st = ms_self_at(m, d);
+  if (st != MS_OK) return st;
+  e.self_contact = ms_self_forces(m, d, d->x, NULL, 1.0);
+  ms_self_end(d);
   for (int i = 0; i < m->nv; i++) {
     const double *x = d->x + 3 * i, *v = d->v + 3 * i;
     e.kinetic += 0.5 * m->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
     e.gravity -= m->mass[i] * (m->gravity[0] * x[0] + m->gravity[1] * x[1] + m->gravity[2] * x[2]);
   }
-  return e;
+  *out = e;
+  return MS_OK;
 }
 
 /* 3x3 Hessian block of spring s at x, row-major [N/m] (ms_spring_block) */

@@ -82,8 +82,9 @@ int ms_interrupted(ms_data *d) {
   return d->interrupt(d->interrupt_ctx);
 }
 
-ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
-                  ms_info *info) {
+/* ms_step without the end of the self-contact pairs' life */
+static ms_status step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
+                      ms_info *info) {
   memset(info, 0, sizeof(*info));
   info->option = info->vertex = info->axis = -1;
   if (method < 0 || method >= MS_NMETHOD || !(h > 0) || !isfinite(h)) return MS_EINPUT;
@@ -95,7 +96,9 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   step_pass p = {.m = m, .d = d, .decay = exp(-m->damping * h)};
   if (!(md->flags & MS_SELF_PREPARED)) ms_blocks(m, m->nv, MS_VBLOCK, prepare_block, &p);
   d->fr.active = 0;
-  ms_status st = md->step(m, d, h, o, info);
+  ms_status st = ms_self_begin(m, d, info);
+  if (st != MS_OK) return st;
+  st = md->step(m, d, h, o, info);
   if (st != MS_OK) return st;
   if (md->flags & MS_IMPULSE_FRICTION) ms_friction_impulse(m, d, h);
 
@@ -107,6 +110,9 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
     info->vertex = bad < m->nv ? bad : -1;
     if (info->vertex >= 0) return MS_EDIVERGED;
   }
+
+  // self-contact: no primitive pair may meet on the way there
+  if ((st = ms_self_limit(m, d, h, info)) != MS_OK) return st;
   double *x = d->x, *v = d->v;
   d->x = d->xn, d->v = d->vn;
   d->xn = d->xp, d->vn = d->vp;
@@ -116,4 +122,11 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
   if (info->nhist == 0) info->iters = 1, info->converged = 1; /* single-pass methods */
   info->nhist = o->history ? ms_hist_count(d, info->nhist) : 0;
   return MS_OK;
+}
+
+ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
+                  ms_info *info) {
+  ms_status st = step(m, d, method, h, o, info);
+  ms_self_end(d);
+  return st;
 }

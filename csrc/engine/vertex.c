@@ -28,7 +28,8 @@
 /* G_i's contact and friction energy [J] of vertex i at p; where given, their forces added to
  * f and their stiffness to H */
 static double surface(const ms_vertex *c, const double *p, int i, double *f, double *H) {
-  return ms_contact_point(c->m, p, f) + ms_friction_vertex(c->m, c->d, p, i, f, H);
+  return ms_contact_point(c->m, p, f) + ms_friction_vertex(c->m, c->d, p, i, f, H) +
+         ms_self_vertex(c->m, c->d, c->x, p, i, f, H);
 }
 
 /* gradient and Hessian of G_i at the iterate (file comment) */

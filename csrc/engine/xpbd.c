@@ -309,6 +309,7 @@ ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
       if (ms_interrupted(d)) return MS_EINTERRUPT;
       sweep(m, w, d->xn, o->xpbd_damping);
       ms_contact_project(m, w->x0, d->xn, w->depth, w->normal);
+      ms_self_project(m, d, d->xn, 1.0 / (m->sc_stiffness * hs * hs));
       if (m->mu > 0) ms_friction_stick(m, w->x0, d->xn, w->depth, w->normal, w->stuck);
       if (record_it) record(m, d, hs, k);
     }

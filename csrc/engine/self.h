@@ -1,0 +1,65 @@
+/* self.h: self-contact of a triangle mesh: its energy, the pairs it acts on and the
+ * displacement bounds that keep the mesh from crossing itself. Internal to the engine. */
+#ifndef MSIM_SELF_H
+#define MSIM_SELF_H
+
+#include "distance.h"
+#include "hash.h"
+#include "msim.h"
+
+/* one pair of primitives: kind MS_PAIR_PT (v: point, triangle) or MS_PAIR_EE (v: edge, edge) */
+typedef struct {
+  int kind;
+  int v[4];
+} ms_sc_pair;
+
+/* the workspace of self-contact (selfcontact.c, read by bounds.c) */
+struct ms_self_ws {
+  ms_hash *hash;
+  double *plo, *phi;  /* (nv,3) point boxes */
+  double *elo, *ehi;  /* (ne,3) edge boxes */
+  double *flo, *fhi;  /* (nf,3) triangle boxes */
+  double *nearest;    /* (nv) distance to the nearest primitive not sharing the vertex [m] */
+  double *blk;        /* (nv,9) per-vertex Hessian blocks (ms_self_blocks) */
+  double *target;     /* (nv,3) bounds.c: the method's positions */
+  unsigned char *cut; /* (nv) bounds.c: 1 where a vertex was limited */
+  int cap;            /* pairs allocated */
+  int npair;          /* the step's pairs */
+  ms_sc_pair *pair;   /* (cap) sorted: point-triangle by (vertex, triangle), then edge-edge */
+  int *vstart;        /* (nv+1) vertex v's pairs are vpair[vstart[v] .. vstart[v+1]) */
+  int *vpair;         /* (4 cap) */
+  double gap;         /* the smallest distance the last detection found (r when none) [m] */
+  int active;         /* the pairs belong to the step under way */
+};
+
+/* barrier.c: the self-contact energy of one pair at distance d, for thickness dhat and
+ * stiffness kappa: kappa/2 (dhat - d)^2 down to tau = dhat/2, below it a log barrier that
+ * meets the quadratic with equal value, slope and curvature at tau */
+double ms_barrier(double d, double dhat, double kappa, double *e1, double *e2);
+double ms_pair_energy(const ms_model *m, int kind, const double q[12], ms_spd spd, double grad[12],
+                      double hess[144]);
+
+/* selfcontact.c: the step's pairs (those closer than twice the thickness at the step's start,
+ * ms_self_begin) and the self-contact energy over them */
+void ms_self_free(void *w);
+ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info);
+int ms_self_active(const ms_model *m, const ms_data *d);
+ms_status ms_self_at(const ms_model *m, ms_data *d);
+void ms_self_end(ms_data *d);
+double ms_self_forces(const ms_model *m, const ms_data *d, const double *x, double *f,
+                      double scale);
+double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, const double *p, int i,
+                      double *f, double *H);
+void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd spd, double *blk);
+void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance);
+
+/* bounds.c: the step's positions d->xn limited so that no primitive pair meets on the way
+ * from x_t (Offset Geometric Contact's displacement bounds, Chen et al. 2025) */
+ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info);
+
+/* selfcontact.c: detection at x within r: the pairs (when keep) and each vertex's distance to
+ * the nearest primitive not sharing a vertex with it (d->sc's bound array, capped at r) */
+ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r, int keep);
+double ms_self_radius(const ms_model *m);
+
+#endif

@@ -1,0 +1,427 @@
+/* selfcontact.c: the pairs of self-contact and the energy over them
+ *
+ * A triangle mesh (m->face) touches itself through two kinds of primitive pairs: a vertex
+ * and a triangle (point-triangle) and two of the triangles' edges (edge-edge). Pairs that
+ * share a vertex never count; pairs whose vertices lie within m->sc_ring triangle edges of
+ * each other (m->ring) feel no energy, so a cloth's own neighbours never repel. Detection at x
+ * finds every pair closer than r: bounding boxes inflated by r (points) and r/2 (edges) in a
+ * spatial hash (hash.c), then exact distances (distance.c). It also gives each vertex its
+ * distance to the nearest primitive it does not belong to, which the displacement bounds
+ * read (bounds.c). The step's pairs are found once at its start x_t within twice the
+ * thickness, and the self-contact energy sum_pairs b(d) (barrier.c) over them enters every
+ * method: as forces (explicit methods, the gradient of g), per-vertex Hessian blocks
+ * (Newton, linearised implicit Euler), a vertex's share (VBD) and a projection (XPBD).
+ * Every sum runs over the pairs in their sorted order, serially, so no result depends on the
+ * thread count.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+void ms_self_free(void *ws) {
+  ms_self_ws *w = ws;
+  if (!w) return;
+  ms_hash_free(w->hash);
+  free(w->plo), free(w->phi), free(w->elo), free(w->ehi), free(w->flo), free(w->fhi);
+  free(w->nearest), free(w->blk), free(w->target), free(w->cut);
+  free(w->pair), free(w->vstart), free(w->vpair);
+  free(w);
+}
+
+/* a complete workspace for m, or NULL */
+static ms_self_ws *workspace_new(const ms_model *m) {
+  size_t n = m->nv, ne = m->ne, nf = m->nf;
+  ms_self_ws *w = ms_alloc(1, sizeof(ms_self_ws));
+  if (!w) return NULL;
+  w->plo = ms_alloc(3 * n, sizeof(double)), w->phi = ms_alloc(3 * n, sizeof(double));
+  w->elo = ms_alloc(3 * ne, sizeof(double)), w->ehi = ms_alloc(3 * ne, sizeof(double));
+  w->flo = ms_alloc(3 * nf, sizeof(double)), w->fhi = ms_alloc(3 * nf, sizeof(double));
+  w->nearest = ms_alloc(n, sizeof(double)), w->blk = ms_alloc(9 * n, sizeof(double));
+  w->target = ms_alloc(3 * n, sizeof(double)), w->cut = ms_alloc(n, 1);
+  w->vstart = ms_alloc(n + 1, sizeof(int));
+  w->pair = ms_alloc(1, sizeof(ms_sc_pair)), w->vpair = ms_alloc(4, sizeof(int));
+  w->cap = 1;
+  if (!w->plo || !w->phi || !w->elo || !w->ehi || !w->flo || !w->fhi || !w->nearest || !w->blk ||
+      !w->target || !w->cut || !w->vstart || !w->pair || !w->vpair) {
+    ms_self_free(w);
+    return NULL;
+  }
+  return w;
+}
+
+/* d->sc, made on first use */
+static ms_status workspace(const ms_model *m, ms_data *d, ms_self_ws **out) {
+  if (!d->sc && !(d->sc = workspace_new(m))) return MS_ENOMEM;
+  *out = d->sc;
+  return MS_OK;
+}
+
+/* room for n pairs (the arrays replaced only once both new ones exist) */
+static ms_status reserve(ms_self_ws *w, int n) {
+  if (n <= w->cap) return MS_OK;
+  int cap = n > 2 * w->cap ? n : 2 * w->cap;
+  ms_sc_pair *pair = ms_alloc(cap, sizeof(ms_sc_pair));
+  int *vpair = ms_alloc(4 * (size_t)cap, sizeof(int));
+  if (!pair || !vpair) return free(pair), free(vpair), MS_ENOMEM;
+  memcpy(pair, w->pair, sizeof(ms_sc_pair) * w->npair);
+  free(w->pair), free(w->vpair);
+  w->pair = pair, w->vpair = vpair, w->cap = cap;
+  return MS_OK;
+}
+
+/* ---------------------------------------------------------------- topology */
+
+/* 1 when vertex b is within the ring of vertex a (m->ring is sorted per vertex) */
+static int in_ring(const ms_model *m, int a, int b) {
+  int lo = m->ring_start[a], hi = m->ring_start[a + 1];
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (m->ring[mid] == b) return 1;
+    if (m->ring[mid] < b)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return 0;
+}
+
+/* 1 when some vertex of the pair's first primitive (na of them) is within the ring of some
+ * vertex of its second (m->ring is symmetric) */
+static int near_in_mesh(const ms_model *m, const int *v, int na) {
+  for (int a = 0; a < na; a++)
+    for (int b = na; b < 4; b++)
+      if (in_ring(m, v[a], v[b])) return 1;
+  return 0;
+}
+
+/* 1 when the two primitives share a vertex */
+static int shares_vertex(const int *v, int na) {
+  for (int a = 0; a < na; a++)
+    for (int b = na; b < 4; b++)
+      if (v[a] == v[b]) return 1;
+  return 0;
+}
+
+static int compare_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+static int compare_edge(const void *a, const void *b) {
+  const int *x = a, *y = b;
+  return x[0] != y[0] ? compare_int(x, y) : compare_int(x + 1, y + 1);
+}
+
+/* m->fedge: the triangles' edges, each once, ends ascending, sorted */
+static ms_status face_edges(ms_model *m) {
+  int *e = ms_alloc(6 * (size_t)m->nf, sizeof(int)), n = 0;
+  if (!e) return MS_ENOMEM;
+  for (int f = 0; f < m->nf; f++)
+    for (int k = 0; k < 3; k++) {
+      int a = m->face[3 * f + k], b = m->face[3 * f + (k + 1) % 3];
+      e[2 * n] = a < b ? a : b, e[2 * n + 1] = a < b ? b : a, n++;
+    }
+  qsort(e, n, 2 * sizeof(int), compare_edge);
+  m->ne = 0;
+  for (int k = 0; k < n; k++)
+    if (k == 0 || compare_edge(e + 2 * k, e + 2 * (k - 1))) {
+      e[2 * m->ne] = e[2 * k], e[2 * m->ne + 1] = e[2 * k + 1], m->ne++;
+    }
+  m->fedge = e;
+  return MS_OK;
+}
+
+/* the vertices within depth triangle edges of v (v included) into out (NULL: only counted),
+ * sorted; adj/start the edge graph, mark a (nv) scratch of zeros left zero */
+static int ring_of(const int *start, const int *adj, int v, int depth, int *mark, int *list,
+                   int *out) {
+  int n = 1, lo = 0;
+  list[0] = v, mark[v] = 1;
+  for (int level = 0; level < depth; level++) {
+    int hi = n;
+    for (int k = lo; k < hi; k++)
+      for (int p = start[list[k]]; p < start[list[k] + 1]; p++)
+        if (!mark[adj[p]]) mark[adj[p]] = 1, list[n++] = adj[p];
+    lo = hi;
+  }
+  for (int k = 0; k < n; k++) mark[list[k]] = 0;
+  if (out) memcpy(out, list, sizeof(int) * n), qsort(out, n, sizeof(int), compare_int);
+  return n;
+}
+
+/* m->ring_start, m->ring from m->fedge: breadth-first to depth m->sc_ring from each vertex */
+static ms_status rings(ms_model *m) {
+  int nv = m->nv, *start = ms_alloc(nv + 1, sizeof(int)), *adj = ms_alloc(2 * m->ne, sizeof(int));
+  int *mark = ms_alloc(nv, sizeof(int)), *list = ms_alloc(nv, sizeof(int));
+  int *rs = ms_alloc(nv + 1, sizeof(int)), *ring = NULL;
+  ms_status st = MS_ENOMEM;
+  if (!start || !adj || !mark || !list || !rs) goto done;
+  // the edge graph by counting sort
+  for (int e = 0; e < 2 * m->ne; e++) start[m->fedge[e] + 1]++;
+  for (int v = 0; v < nv; v++) start[v + 1] += start[v];
+  for (int e = 0; e < m->ne; e++) {
+    int a = m->fedge[2 * e], b = m->fedge[2 * e + 1];
+    adj[start[a]++] = b, adj[start[b]++] = a;
+  }
+  for (int v = nv; v > 0; v--) start[v] = start[v - 1];
+  start[0] = 0;
+  // count, then fill
+  for (int v = 0; v < nv; v++)
+    rs[v + 1] = rs[v] + ring_of(start, adj, v, m->sc_ring, mark, list, NULL);
+  if (!(ring = ms_alloc(rs[nv], sizeof(int)))) goto done;
+  for (int v = 0; v < nv; v++) ring_of(start, adj, v, m->sc_ring, mark, list, ring + rs[v]);
+  free(m->ring_start), free(m->ring);
+  m->ring_start = rs, m->ring = ring, rs = NULL;
+  st = MS_OK;
+done:
+  free(start), free(adj), free(mark), free(list), free(rs);
+  return st;
+}
+
+ms_status ms_model_faces(ms_model *m) {
+  free(m->fedge);
+  m->fedge = NULL, m->ne = 0;
+  ms_status st = face_edges(m);
+  return st == MS_OK ? rings(m) : st;
+}
+
+/* ---------------------------------------------------------------- detection */
+
+/* the pair's four points */
+static void gather(const ms_sc_pair *p, const double *x, double q[12]) {
+  for (int k = 0; k < 4; k++) memcpy(q + 3 * k, x + 3 * p->v[k], 3 * sizeof(double));
+}
+
+/* the smallest distance a detection reports when nothing is within r: r itself */
+double ms_self_radius(const ms_model *m) {
+  return 2.0 * m->sc_thickness;
+}
+
+/* a candidate pair at x: its distance lowers its vertices' nearest; a pair within r and
+ * outside the ring is kept (when keep) */
+static ms_status candidate(const ms_model *m, ms_self_ws *w, const double *x, ms_sc_pair p,
+                           double r, int keep) {
+  int na = p.kind == MS_PAIR_PT ? 1 : 2;
+  if (shares_vertex(p.v, na)) return MS_OK;
+  double q[12];
+  gather(&p, x, q);
+  double dist = sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
+  if (!(dist < r)) return MS_OK;
+  for (int k = 0; k < 4; k++) w->nearest[p.v[k]] = fmin(w->nearest[p.v[k]], dist);
+  w->gap = fmin(w->gap, dist);
+  if (!keep || near_in_mesh(m, p.v, na)) return MS_OK;
+  ms_status st = reserve(w, w->npair + 1);
+  if (st == MS_OK) w->pair[w->npair++] = p;
+  return st;
+}
+
+/* vertex v's pairs: the pair list inverted by counting sort (each pair under its 4 vertices) */
+static void vertex_pairs(const ms_model *m, ms_self_ws *w) {
+  int *start = w->vstart;
+  memset(start, 0, sizeof(int) * (m->nv + 1));
+  for (int p = 0; p < w->npair; p++)
+    for (int k = 0; k < 4; k++) start[w->pair[p].v[k] + 1]++;
+  for (int v = 0; v < m->nv; v++) start[v + 1] += start[v];
+  for (int p = 0; p < w->npair; p++)
+    for (int k = 0; k < 4; k++) w->vpair[start[w->pair[p].v[k]]++] = p;
+  for (int v = m->nv; v > 0; v--) start[v] = start[v - 1];
+  start[0] = 0;
+}
+
+/* point boxes inflated by r */
+static void point_boxes(const ms_model *m, const double *x, double r, double *lo, double *hi) {
+  for (int k = 0; k < 3 * m->nv; k++) lo[k] = x[k] - r, hi[k] = x[k] + r;
+}
+
+/* the mean length of the triangles' edges at x [m]; 0 without triangles */
+double ms_mean_face_edge(const ms_model *m, const double *x) {
+  double sum = 0;
+  for (int e = 0; e < m->ne; e++) {
+    const double *a = x + 3 * m->fedge[2 * e], *b = x + 3 * m->fedge[2 * e + 1];
+    sum += sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
+                (a[2] - b[2]) * (a[2] - b[2]));
+  }
+  return m->ne ? sum / m->ne : 0.0;
+}
+
+/* the grid cell of the broad phase: the mean triangle edge plus the inflation */
+static double cell_size(const ms_model *m, const double *x, double r) {
+  double c = ms_mean_face_edge(m, x) + r;
+  return c > 0 && isfinite(c) ? c : 1.0;
+}
+
+ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r, int keep) {
+  ms_self_ws *w;
+  ms_status st = workspace(m, d, &w);
+  if (st != MS_OK) return st;
+  const int *hit;
+  int nhit;
+  double cell = cell_size(m, x, r);
+  w->gap = r;
+  if (keep) w->npair = 0;
+  for (int v = 0; v < m->nv; v++) w->nearest[v] = INFINITY; /* in no triangle: unbounded */
+  for (int k = 0; k < 3 * m->nf; k++) w->nearest[m->face[k]] = r;
+
+  // point-triangle: points inflated by r against the triangles
+  point_boxes(m, x, r, w->plo, w->phi);
+  ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
+  st = ms_hash_overlaps(&w->hash, w->plo, w->phi, m->nv, w->flo, w->fhi, m->nf, 0, cell, &hit,
+                        &nhit);
+  for (int k = 0; st == MS_OK && k < nhit; k++) {
+    const int *f = m->face + 3 * hit[2 * k + 1];
+    ms_sc_pair p = {MS_PAIR_PT, {hit[2 * k], f[0], f[1], f[2]}};
+    st = candidate(m, w, x, p, r, keep);
+  }
+
+  // edge-edge: edges inflated by r/2 against each other
+  if (st == MS_OK) {
+    ms_hash_boxes(x, m->fedge, m->ne, 2, 0.5 * r, w->elo, w->ehi);
+    st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->elo, w->ehi, m->ne, 1, cell, &hit,
+                          &nhit);
+  }
+  for (int k = 0; st == MS_OK && k < nhit; k++) {
+    const int *a = m->fedge + 2 * hit[2 * k], *b = m->fedge + 2 * hit[2 * k + 1];
+    ms_sc_pair p = {MS_PAIR_EE, {a[0], a[1], b[0], b[1]}};
+    st = candidate(m, w, x, p, r, keep);
+  }
+  if (st != MS_OK) return w->npair = 0, st;
+  if (keep) vertex_pairs(m, w);
+  return MS_OK;
+}
+
+ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int *count) {
+  ms_self_ws *w;
+  ms_status st = workspace(m, d, &w);
+  if (st != MS_OK) return st;
+  const int *hit;
+  int nhit;
+  *count = 0;
+  ms_hash_boxes(x, m->fedge, m->ne, 2, 0.0, w->elo, w->ehi);
+  ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
+  st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->flo, w->fhi, m->nf, 0,
+                        cell_size(m, x, 0.0), &hit, &nhit);
+  for (int k = 0; st == MS_OK && k < nhit; k++) {
+    const int *e = m->fedge + 2 * hit[2 * k], *f = m->face + 3 * hit[2 * k + 1];
+    int v[4] = {e[0], e[1], f[0], f[1]}, u[4] = {e[0], e[1], f[2], f[2]};
+    if (shares_vertex(v, 2) || shares_vertex(u, 2)) continue;
+    *count += ms_segment_meets_triangle(x + 3 * e[0], x + 3 * e[1], x + 3 * f[0], x + 3 * f[1],
+                                        x + 3 * f[2]);
+  }
+  return st;
+}
+
+/* ---------------------------------------------------------------- the step's pairs */
+
+ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info) {
+  if (d->sc) d->sc->active = 0;
+  if (!m->self_contact) return d->sc_clean = 0, MS_OK;
+
+  // a state that already crosses itself cannot be kept from crossing
+  ms_status st;
+  if (!d->sc_clean) {
+    if ((st = ms_self_crossings(m, d, d->x, &info->crossings)) != MS_OK) return st;
+    if (info->crossings) return MS_ECROSSING;
+    d->sc_clean = 1;
+  }
+  if ((st = ms_self_detect(m, d, d->x, ms_self_radius(m), 1)) != MS_OK) return st;
+  d->sc->active = 1;
+  info->pairs = d->sc->npair, info->gap = d->sc->gap;
+  return MS_OK;
+}
+
+/* the pairs at the state d->x, active until ms_self_end (energy and forces of a state) */
+ms_status ms_self_at(const ms_model *m, ms_data *d) {
+  if (!m->self_contact) return MS_OK;
+  ms_status st = ms_self_detect(m, d, d->x, ms_self_radius(m), 1);
+  if (st == MS_OK) d->sc->active = 1;
+  return st;
+}
+
+/* the pairs' life ends: they belong to the state or step that found them */
+void ms_self_end(ms_data *d) {
+  if (d->sc) d->sc->active = 0;
+}
+
+int ms_self_active(const ms_model *m, const ms_data *d) {
+  return m->self_contact && d->sc && d->sc->active;
+}
+
+/* the self-contact energy over the step's pairs at x [J]; scale times its forces added to f
+ * where given */
+double ms_self_forces(const ms_model *m, const ms_data *d, const double *x, double *f,
+                      double scale) {
+  if (!ms_self_active(m, d)) return 0.0;
+  const ms_self_ws *w = d->sc;
+  double e = 0, q[12], g[12];
+  for (int p = 0; p < w->npair; p++) {
+    gather(w->pair + p, x, q);
+    e += ms_pair_energy(m, w->pair[p].kind, q, MS_SPD_CLAMP, f ? g : NULL, NULL);
+    for (int k = 0; f && k < 4; k++)
+      for (int t = 0; t < 3; t++) f[3 * w->pair[p].v[k] + t] -= scale * g[3 * k + t];
+  }
+  return e;
+}
+
+/* vertex i's share of the self-contact energy with x_i at p, the others at x [J]; its force
+ * on i added to f and its Gauss-Newton block to H where given (VBD) */
+double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, const double *p, int i,
+                      double *f, double *H) {
+  if (!ms_self_active(m, d)) return 0.0;
+  const ms_self_ws *w = d->sc;
+  double e = 0, q[12], g[12], hs[144];
+  for (int k = w->vstart[i]; k < w->vstart[i + 1]; k++) {
+    const ms_sc_pair *pr = w->pair + w->vpair[k];
+    int slot = 0;
+    gather(pr, x, q);
+    for (int s = 0; s < 4; s++)
+      if (pr->v[s] == i) memcpy(q + 3 * s, p, 3 * sizeof(double)), slot = s;
+    e += ms_pair_energy(m, pr->kind, q, MS_SPD_CLAMP, f ? g : NULL, H ? hs : NULL);
+    for (int t = 0; f && t < 3; t++) f[t] -= g[3 * slot + t];
+    for (int a = 0; H && a < 3; a++)
+      for (int b = 0; b < 3; b++) H[3 * a + b] += hs[12 * (3 * slot + a) + 3 * slot + b];
+  }
+  return e;
+}
+
+/* blk (nv,9): each vertex's diagonal block of the self-contact Hessian at x, every pair's
+ * 12x12 Hessian made positive semidefinite first (eigenvalue clamp under 'project', else the
+ * Gauss-Newton form), so the blocks are too (Newton and the linearised step keep their
+ * matrices' sparsity: the pairs' off-diagonal blocks are left out) */
+void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd spd, double *blk) {
+  memset(blk, 0, sizeof(double) * 9 * m->nv);
+  if (!ms_self_active(m, d)) return;
+  const ms_self_ws *w = d->sc;
+  double q[12], hs[144];
+  ms_spd kept = spd == MS_SPD_PROJECT ? MS_SPD_PROJECT : MS_SPD_CLAMP;
+  for (int p = 0; p < w->npair; p++) {
+    gather(w->pair + p, x, q);
+    if (ms_pair_energy(m, w->pair[p].kind, q, kept, NULL, hs) == 0.0) continue;
+    for (int k = 0; k < 4; k++)
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+          blk[9 * w->pair[p].v[k] + 3 * a + b] += hs[12 * (3 * k + a) + 3 * k + b];
+  }
+}
+
+/* XPBD: each pair closer than the thickness projected back to it, C = d - dhat with
+ * compliance alpha [m/N] (Macklin et al. 2016 without a kept multiplier: the pairs change
+ * every step) */
+void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance) {
+  if (!ms_self_active(m, d)) return;
+  const ms_self_ws *w = d->sc;
+  double q[12], g[12], dhat = m->sc_thickness;
+  for (int p = 0; p < w->npair; p++) {
+    const ms_sc_pair *pr = w->pair + p;
+    gather(pr, x, q);
+    double s = ms_pair_dist2(pr->kind, q, g, NULL), dist = sqrt(s), den = compliance;
+    if (!(s < dhat * dhat) || !(dist > 1e-9 * dhat)) continue;
+    for (int k = 0; k < 4; k++)
+      for (int t = 0; t < 3; t++) den += m->imass[pr->v[k]] * g[3 * k + t] * g[3 * k + t] / (4 * s);
+    double lambda = den > 0 ? (dhat - dist) / den : 0.0;
+    for (int k = 0; k < 4; k++)
+      for (int t = 0; t < 3; t++)
+        x[3 * pr->v[k] + t] += m->imass[pr->v[k]] * lambda * g[3 * k + t] / (2 * dist);
+  }
+}

@@ -1,0 +1,230 @@
+"""Self-contact: a folded or heaped cloth never passes through itself, in every method.
+
+Every claim is checked by counting: `self_intersections()` (exact segment-triangle tests over
+the spatial hash's candidates) at every step, cross-checked by ipctk's `has_intersections`
+(an independent implementation) on recorded frames, and the same scenes without self-contact
+do cross, so the count can fail.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import msim
+from msim import scenes
+
+ipctk = pytest.importorskip("ipctk")
+
+METHODS = sorted(msim.METHODS)
+IMPLICIT_SOLVERS = ("newton", "fms", "lbfgs", "vbd")
+
+
+def ipctk_crossings(positions, faces):
+    """True when ipctk finds an edge of the mesh crossing one of its triangles."""
+    edges = ipctk.edges(faces)
+    mesh = ipctk.CollisionMesh(positions, edges, faces)
+    return ipctk.has_intersections(mesh, positions)
+
+
+def run_counting(scene, method, seconds, **options):
+    """Step the scene's System at the step it picks for `method`, counting crossings after
+    every step; returns the System, the largest count and the frames seen."""
+    sim = scene.initial.copy()
+    dt = scene.dt_for(method)
+    worst, frames = 0, [sim.positions]
+    steps = round(seconds / dt)
+    for k in range(steps):
+        sim.step(dt, method, history=False, **options)
+        worst = max(worst, sim.self_intersections())
+        if (k + 1) % max(1, steps // 8) == 0:
+            frames.append(sim.positions)
+    return sim, worst, frames
+
+
+def layers_in_order(sim, n):
+    """The folded cloth's top half (u > 1/2) still lies above its bottom half."""
+    y = sim.positions[:, 1].reshape(n, n)
+    return y[:, n // 2 + 2:].mean() > y[:, : n // 2 - 2].mean()
+
+
+# ---------------------------------------------------------------- the defect, first
+
+
+def test_a_folded_cloth_falls_through_itself_without_self_contact():
+    scene = scenes.folded_cloth(n=16, self_contact=False)
+    sim, worst, frames = run_counting(scene, "fms", 1.0)
+    assert worst > 0
+    assert ipctk_crossings(frames[-1], scene.faces) or not layers_in_order(sim, 16)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_folded_cloth_never_crosses_itself_in_any_method(method):
+    n = 12
+    scene = scenes.folded_cloth(n=n)
+    sim, worst, frames = run_counting(scene, method, 1.0)
+    assert worst == 0
+    assert not any(ipctk_crossings(x, scene.faces) for x in frames)
+    assert np.all(np.isfinite(sim.positions)) and np.all(np.isfinite(sim.velocities))
+    assert layers_in_order(sim, n)
+    # the layers landed: the bottom one lies on the ground
+    assert sim.positions[:, 1].min() < 0.02
+
+
+@pytest.mark.parametrize("method", ["implicit_euler", "implicit_midpoint", "bdf2"])
+@pytest.mark.parametrize("solver", IMPLICIT_SOLVERS)
+def test_every_solver_of_the_implicit_schemes_keeps_the_fold(method, solver):
+    n = 12
+    scene = scenes.folded_cloth(n=n)
+    sim, worst, frames = run_counting(scene, method, 0.75, solver=solver)
+    assert worst == 0 and not ipctk_crossings(frames[-1], scene.faces)
+    assert layers_in_order(sim, n)
+
+
+@pytest.mark.parametrize("method", ["fms", "xpbd", "implicit_euler", "symplectic_euler"])
+def test_a_heap_never_crosses_itself(method):
+    scene = scenes.cloth_heap(n=12)
+    sim, worst, frames = run_counting(scene, method, 2.0)
+    assert worst == 0
+    assert not any(ipctk_crossings(x, scene.faces) for x in frames)
+    assert np.all(np.isfinite(sim.positions))
+
+
+def test_the_heap_without_self_contact_does_cross():
+    scene = scenes.cloth_heap(n=12, self_contact=False)
+    _, worst, _ = run_counting(scene, "xpbd", 2.0)
+    assert worst > 0
+
+
+# ---------------------------------------------------------------- what a step reports
+
+
+def test_step_info_reports_pairs_gap_and_limited_vertices():
+    scene = scenes.folded_cloth(n=12, gap=0.01)
+    sim = scene.initial.copy()
+    info = sim.step(1 / 60, "fms")
+    assert set(info.self_contact) == {"pairs", "gap", "limited", "rounds"}
+    assert info.self_contact["pairs"] > 0
+    # the closest primitives at the start: the two layers 1 cm apart, or the fold's chords,
+    # which cut inside its half-cylinder
+    assert 0.005 < info.self_contact["gap"] <= 0.01 + 1e-12
+    assert info.self_contact["rounds"] >= 1
+    plain = scenes.folded_cloth(n=12, self_contact=False).initial.step(1 / 60, "fms")
+    assert plain.self_contact == {}
+
+
+def test_energy_has_a_self_contact_term_whose_forces_are_its_gradient():
+    # two layers closer than the thickness: the energy is positive and forces() is minus its
+    # gradient (central differences of the total potential energy). The layers are roughened
+    # by 1 mm: exactly parallel edges are a tie of the edge-edge distance (the least of four
+    # point-edge distances), where it has no gradient
+    scene = scenes.folded_cloth(n=8, gap=0.02)
+    sim = scene.initial.copy()
+    sim.gravity = [0.0, 0.0, 0.0]
+    sim.planes = np.zeros((0, 4))
+    sim.positions += np.random.default_rng(1).normal(0.0, 1e-3, sim.positions.shape)
+    assert sim.self_thickness > 0.02 / 2
+    energy = sim.energy()
+    assert energy["self_contact"] > 0
+    assert energy["total"] == pytest.approx(sum(v for k, v in energy.items() if k != "total"))
+    x0, f = sim.positions, sim.forces()
+    rng = np.random.default_rng(3)
+    direction = rng.standard_normal(x0.shape)
+    eps = 1e-8  # the log barrier's curvature at the closest pairs needs a short difference
+
+    def potential(x):
+        sim.positions = x
+        e = sim.energy()
+        return e["spring"] + e["self_contact"]
+
+    slope = (potential(x0 + eps * direction) - potential(x0 - eps * direction)) / (2 * eps)
+    assert slope == pytest.approx(-np.sum(f * direction), rel=1e-6)
+
+
+# ---------------------------------------------------------------- a bad start, bad faces
+
+
+def test_a_state_that_already_crosses_is_a_clear_error_and_no_step():
+    scene = scenes.folded_cloth(n=10)
+    sim = scene.initial.copy()
+    x = sim.positions
+    n = 10
+    # push the top layer's middle row below the bottom layer
+    top = np.arange(n * n).reshape(n, n)[:, -3]
+    x[top, 1] -= 0.2
+    sim.positions = x
+    count = sim.self_intersections()
+    assert count > 0 and ipctk_crossings(x, scene.faces)
+    with pytest.raises(msim.SelfIntersectionError, match=f"{count} \\(triangle edge, triangle\\) "
+                       "pairs already cross") as caught:
+        sim.step(1 / 60, "fms")
+    assert caught.value.crossings == count
+    assert sim.steps == 0 and np.array_equal(sim.positions, x)
+    sim.self_contact = False
+    sim.step(1 / 60, "fms")
+
+
+@pytest.mark.parametrize("faces, error, match", [
+    ([[0, 1, 99]], ValueError, r"faces: expected vertex indices in \[0, 4\), got 99 in row 0"),
+    ([[0, 1, 1]], ValueError, r"faces: expected 3 distinct vertices per triangle, got vertex 1 "
+                              r"twice in row 0"),
+    ([[0, 1]], ValueError, r"faces: .*\(t, 3\)"),
+    ([[0.5, 1, 2]], TypeError, r"faces"),
+])
+def test_hostile_faces_are_clear_errors(faces, error, match):
+    x = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]], float)
+    with pytest.raises(error, match=match):
+        msim.System(x, [[0, 1], [1, 2]], faces=faces)
+
+
+def test_self_contact_needs_faces_and_a_positive_thickness():
+    x = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float)
+    with pytest.raises(ValueError, match="self_contact: needs faces"):
+        msim.System(x, [[0, 1]], self_contact=True)
+    sim = msim.System(x, [[0, 1]], faces=[[0, 1, 2]])
+    with pytest.raises(ValueError, match="self_contact: needs faces"):
+        msim.System(x, [[0, 1]]).self_contact = True
+    sim.self_contact = True
+    with pytest.raises(ValueError, match="self_thickness: expected finite values > 0"):
+        sim.self_thickness = 0.0
+    with pytest.raises(TypeError, match="self_contact: expected True or False"):
+        sim.self_contact = 1
+    assert sim.self_contact and sim.self_thickness > 0
+
+
+def test_parameters_are_carried_by_copies_and_pickles():
+    scene = scenes.folded_cloth(n=8)
+    sim = scene.initial.copy()
+    sim.self_thickness, sim.self_stiffness, sim.self_contact_ring = 0.011, 2e3, 1
+    for twin in (sim.copy(), pickle.loads(pickle.dumps(sim))):
+        assert np.array_equal(twin.faces, sim.faces)
+        assert (twin.self_contact, twin.self_thickness, twin.self_stiffness,
+                twin.self_contact_ring) == (True, 0.011, 2e3, 1)
+
+
+# ---------------------------------------------------------------- determinism, failure
+
+
+def test_threads_give_bit_identical_runs_with_self_contact():
+    runs = []
+    for threads in (1, 2, 3):
+        sim = scenes.folded_cloth(n=12).initial.copy()
+        sim.threads = threads
+        for _ in range(20):
+            sim.step(1 / 60, "implicit_euler")
+        runs.append(sim.positions)
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])
+
+
+def test_a_failed_step_leaves_the_state_as_it_was():
+    sim = scenes.folded_cloth(n=10).initial.copy()
+    for _ in range(5):
+        sim.step(1 / 60, "fms")
+    before = sim.get_state()
+    f = np.zeros((sim.n_vertices, 3))
+    f[7] = [1e15, 0, 0]
+    sim.external_forces = f
+    with pytest.raises(msim.DivergenceError):
+        sim.step(1 / 60, "symplectic_euler")
+    after = sim.get_state()
+    assert all(np.array_equal(before[k], after[k]) for k in ("positions", "velocities"))

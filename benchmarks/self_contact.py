@@ -4,7 +4,7 @@
 
 * detection: msim's broad and narrow phase (spatial hash, exact distances; timed as energy(),
   which detects the pairs of a state and sums their energy) against ipctk's collision build
-  (`Collisions.build` with its default broad phase) on the same flat n x n cloth and the same
+  (`NormalCollisions.build` with its default broad phase) on the same flat n x n cloth and the same
   activation distance: twice the self-contact thickness;
 * a hanging n x n cloth with nothing touching: an FMS step (10 iterations) with and without
   self_contact, their ratio;
@@ -45,10 +45,10 @@ def detection(n: int, repeats: int) -> None:
         return
     edges = ipctk.edges(mesh.faces)
     collision_mesh = ipctk.CollisionMesh(mesh.vertices, edges, mesh.faces)
-    collisions = ipctk.Collisions()
+    collisions = ipctk.NormalCollisions()
     theirs = best(lambda: collisions.build(collision_mesh, mesh.vertices, 2 * sim.self_thickness),
                   repeats)
-    print(f", ipctk Collisions.build {1e3 * theirs:.2f} ms, ipctk / msim = {theirs / ours:.2f}")
+    print(f", ipctk NormalCollisions.build {1e3 * theirs:.2f} ms, ipctk / msim = {theirs / ours:.2f}")
 
 
 def hanging(n: int, repeats: int) -> None:

@@ -228,3 +228,25 @@ def test_a_failed_step_leaves_the_state_as_it_was():
         sim.step(1 / 60, "symplectic_euler")
     after = sim.get_state()
     assert all(np.array_equal(before[k], after[k]) for k in ("positions", "velocities"))
+
+
+# ---------------------------------------------------------------- the energy audit
+
+GAINS = pytest.mark.xfail(strict=True, reason="self-contact pumps energy into this method: the "
+                          "bounds glue separating pairs")
+
+
+@pytest.mark.parametrize("method", ["implicit_euler", "fms", "xpbd",
+                                    pytest.param("bdf2", marks=GAINS),
+                                    pytest.param("symplectic_euler", marks=GAINS)])
+def test_a_passive_fold_never_gains_energy(method):
+    # ground, friction, damping and self-contact are passive: the total energy never rises
+    # above the start. Known defect, marked strict: the displacement bounds stop a vertex at its
+    # floor from separating, and BDF2 (1.1 J -> 3.1e3 J in 1 s) and the explicit methods with
+    # the stiff barrier gain energy; the mark turns the test red once they are fixed
+    scene = scenes.folded_cloth(n=12)
+    sim, dt = scene.initial.copy(), scene.dt_for(method)
+    start = sim.energy()["total"]
+    for _ in range(round(1.0 / dt)):
+        sim.step(dt, method, history=False)
+        assert sim.energy()["total"] <= start

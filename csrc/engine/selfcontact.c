@@ -96,10 +96,10 @@ static int near_in_mesh(const ms_model *m, const int *v, int na) {
   return 0;
 }
 
-/* 1 when the two primitives share a vertex */
-static int shares_vertex(const int *v, int na) {
+/* 1 when the primitives v[0 .. na) and v[na .. n) share a vertex */
+static int shares_vertex(const int *v, int na, int n) {
   for (int a = 0; a < na; a++)
-    for (int b = na; b < 4; b++)
+    for (int b = na; b < n; b++)
       if (v[a] == v[b]) return 1;
   return 0;
 }
@@ -204,7 +204,7 @@ double ms_self_radius(const ms_model *m) {
 static ms_status candidate(const ms_model *m, ms_self_ws *w, const double *x, ms_sc_pair p,
                            double r, int keep) {
   int na = p.kind == MS_PAIR_PT ? 1 : 2;
-  if (shares_vertex(p.v, na)) return MS_OK;
+  if (shares_vertex(p.v, na, 4)) return MS_OK;
   double q[12];
   gather(&p, x, q);
   double dist = sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
@@ -304,8 +304,8 @@ ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int 
                         cell_size(m, x, 0.0), &hit, &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *e = m->fedge + 2 * hit[2 * k], *f = m->face + 3 * hit[2 * k + 1];
-    int v[4] = {e[0], e[1], f[0], f[1]}, u[4] = {e[0], e[1], f[2], f[2]};
-    if (shares_vertex(v, 2) || shares_vertex(u, 2)) continue;
+    int v[5] = {e[0], e[1], f[0], f[1], f[2]};
+    if (shares_vertex(v, 2, 5)) continue;
     *count += ms_segment_meets_triangle(x + 3 * e[0], x + 3 * e[1], x + 3 * f[0], x + 3 * f[1],
                                         x + 3 * f[2]);
   }

@@ -1,36 +1,110 @@
 /* bounds.c: displacement bounds that keep a triangle mesh from crossing itself
  *
  * Two primitives (a point and a triangle, or two edges) that share no vertex can only start
- * to cross by meeting: at the first crossing some point-triangle or edge-edge distance is
- * zero. Along the straight path from x to x + dx, the distance of a pair at distance D
- * changes by at most the largest relative displacement of a point of one primitive against a
- * point of the other, and a point of a primitive moves by a convex combination of its
- * vertices' displacements. So if every vertex i keeps |dx_i - u| <= b_i for one common
- * translation u, with b_i = gamma (min(r, D_i) - delta), D_i the distance from i's primitives
- * to the nearest primitive they do not share a vertex with (within r; beyond r every pair is
- * at least r apart), a pair D >= delta apart stays at least (1 - 2 gamma) D + 2 gamma delta
- * >= delta apart on the whole path: no crossing, not even between steps; the floor delta (a
- * tiny fraction of the thickness) keeps rounding in x + dx from closing the last gap (Offset
- * Geometric Contact, Chen et al. 2025, whose bound this is, with the common translation taken out
- * so that a falling or sliding cloth is not slowed).
+ * to cross by meeting. Two convex primitives A and B at distance D with closest points a*, b*
+ * are separated by the plane normal to n = (a* - b*)/D: n.(y - a*) >= 0 on A and
+ * n.(z - b*) <= 0 on B. Move their vertices along straight paths x + t dx (t in [0, 1]); a
+ * point of a primitive moves by a convex combination of its vertices' displacements, so with
+ * c_A = max(0, max over A's vertices of -n.dx_a) and c_B = max(0, max over B's of n.dx_b),
  *
- * After a method's step, the displacement from x_t to its result is limited this way from
- * the bounds detected at x_t; where a vertex was limited, the bounds are detected again at
- * the new positions and the rest of the way is limited again, up to MS_SC_ROUNDS detections.
- * A limited vertex ends where the bounds let it and moves on with v = (x - x_t)/h, as
- * a collision response that removes the approach speed.
+ *   c_A + c_B <= 2 gamma (D - delta)
+ *
+ * keeps every point pair at n.(y - z) >= (1 - 2 gamma) D + 2 gamma delta > 0 on the whole
+ * path: they never meet, not even between steps, while moving apart (or sideways) is free.
+ * Pairs farther than r apart need no normal: |dx_i - u| <= gamma (r - delta) for one common
+ * translation u keeps them apart too. Each vertex keeps the largest fraction s_i of its
+ * displacement that meets all its pairs' conditions (each holds at s_i = 0), a pair that must
+ * be cut sharing its room between its sides in proportion to their closings, as Offset
+ * Geometric Contact's per-vertex bounds (Chen et al. 2025) do, here per pair direction so that
+ * pairs at their floor can still separate; the floor delta (a tiny fraction of the thickness)
+ * keeps rounding in x + dx from closing the last gap.
+ *
+ * The solvers of g keep their iterates apart the same way over the energy pairs: a Newton or
+ * L-BFGS step p is cut to the largest fraction all pairs allow before its line search, so the
+ * line search sees the barrier rise instead of stepping over it; FMS and VBD iterates are cut
+ * per vertex. After a method's step, the displacement from x_t to its result is limited over
+ * all pairs within r (ring pairs too) detected at x_t; where a vertex was limited, the pairs
+ * are detected again at the new positions and the rest of the way is limited again, up to
+ * MS_SC_ROUNDS detections. A limited vertex ends where the bounds let it and moves on with
+ * v = (x - x_t)/h, as a collision response that removes the approach speed.
  */
 #include <math.h>
 #include <string.h>
 
 #include "engine.h"
 
-/* the fraction of the distance to the nearest primitive a vertex may move per detection */
+/* half the fraction of its distance a pair may close per detection or iterate */
 #define MS_SC_GAMMA 0.45
 /* detections per step at most */
 #define MS_SC_ROUNDS 8
 /* the floor delta of the distances, as a fraction of the thickness */
 #define MS_SC_FLOOR 1e-6
+/* a solver's step is halved at most this often to stay within the bounds, then dropped */
+#define MS_SC_HALVINGS 30
+
+/* the room each side of pair pr at x may close, gamma (D - delta) [m] (<= 0 within the floor),
+ * and the unit normal n from its second primitive to its first: the gradient of D^2 over the
+ * first primitive's points is 2 (a* - b*) */
+static double pair_plane(const ms_model *m, const ms_sc_pair *pr, const double *x, double n[3]) {
+  double q[12], g[12];
+  ms_self_gather(pr, x, q);
+  double dist = sqrt(ms_pair_dist2(pr->kind, q, g, NULL));
+  n[0] = n[1] = n[2] = 0;
+  for (int a = 0; a < (pr->kind == MS_PAIR_PT ? 1 : 2); a++)
+    for (int t = 0; t < 3; t++) n[t] += dist > 0 ? g[3 * a + t] / (2 * dist) : 0.0;
+  return MS_SC_GAMMA * (dist - MS_SC_FLOOR * m->sc_thickness);
+}
+
+/* how fast the pair's slot k closes toward the other primitive when it moves by e: the first
+ * primitive's vertices close along -n, the second's along +n */
+static double closing(const ms_sc_pair *pr, int k, const double n[3], const double e[3]) {
+  double c = n[0] * e[0] + n[1] * e[1] + n[2] * e[2];
+  return k < (pr->kind == MS_PAIR_PT ? 1 : 2) ? -c : c;
+}
+
+/* scale[v] lowered so that x + scale[v] dx[v] keeps each of w's pairs (ring pairs when all)
+ * separated by the plane between its closest points: the two sides' largest closings c_A,
+ * c_B may sum to 2 room; a pair that needs cutting shares it in proportion to them, or
+ * equally where a fixed vertex (which no scale moves) takes part; a pair within the floor
+ * may only separate */
+static void pair_scales(const ms_model *m, const ms_self_ws *w, const double *x, const double *dx,
+                        int all, double *scale) {
+  for (int p = 0; p < w->npair; p++) {
+    const ms_sc_pair *pr = w->pair + p;
+    if (pr->ring && !all) continue;
+    double n[3], c[4], side[2] = {0, 0}, room = fmax(pair_plane(m, pr, x, n), 0.0);
+    int na = pr->kind == MS_PAIR_PT ? 1 : 2, fixed = 0;
+    for (int k = 0; k < 4; k++) {
+      c[k] = closing(pr, k, n, dx + 3 * pr->v[k]);
+      side[k >= na] = fmax(side[k >= na], c[k]);
+      fixed |= m->fixed[pr->v[k]];
+    }
+    double total = side[0] + side[1];
+    if (total <= 2 * room) continue;
+    double share[2] = {room, room};
+    if (!fixed) share[0] = 2 * room * side[0] / total, share[1] = 2 * room - share[0];
+    for (int k = 0; k < 4; k++) {
+      int v = pr->v[k];
+      if (c[k] > 0 && share[k >= na] < c[k] * scale[v]) scale[v] = share[k >= na] / c[k];
+    }
+  }
+}
+
+double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, int i,
+                          const double dx[3]) {
+  if (!ms_self_active(m, d)) return 1.0;
+  const ms_self_ws *w = d->sc;
+  double cap = 1.0;
+  for (int k = w->vstart[i]; k < w->vstart[i + 1]; k++) {
+    const ms_sc_pair *pr = w->pair + w->vpair[k];
+    double n[3], room = fmax(pair_plane(m, pr, x, n), 0.0);
+    for (int s = 0; s < 4; s++) {
+      double c = pr->v[s] == i ? closing(pr, s, n, dx) : 0.0;
+      if (c > 0 && room < c * cap) cap = room / c;
+    }
+  }
+  return cap;
+}
 
 /* the common translation: the mean displacement of the free vertices, shortened so that the
  * fixed vertices (displacement 0) stay within their bounds */
@@ -49,24 +123,71 @@ static void translation(const ms_model *m, const double *x, const double *target
   for (int t = 0; t < 3; t++) u[t] = len > cap ? u[t] / n * cap / len : n ? u[t] / n : 0.0;
 }
 
-/* one round: x moves toward target by u plus each vertex's deviation, cut to its bound;
- * returns the vertices cut */
-static int advance(const ms_model *m, double *x, const double *target, const double *bound,
-                   unsigned char *cut) {
-  double u[3], floor = MS_SC_FLOOR * m->sc_thickness;
+/* one round's cut from x toward target: the common translation u, each vertex's deviation
+ * (w->dev) and the fraction of it the pairs within r detected at x and the radius r allow
+ * (w->scale); returns how many free vertices are cut */
+static int round_scales(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
+                        double u[3]) {
+  double *dev = w->dev, *scale = w->scale,
+         far = MS_SC_GAMMA * (ms_self_radius(m) - MS_SC_FLOOR * m->sc_thickness);
   int n = 0;
-  translation(m, x, target, bound, u);
+  translation(m, x, target, w->nearest, u);
+
+  // the deviations, each cut to the radius (a vertex in no triangle goes free)
   for (int i = 0; i < m->nv; i++) {
-    double dev[3], len = 0;
-    for (int t = 0; t < 3 && !m->fixed[i]; t++) {
-      dev[t] = target[3 * i + t] - x[3 * i + t] - u[t];
-      len += dev[t] * dev[t];
+    double len = 0;
+    for (int t = 0; t < 3; t++) {
+      dev[3 * i + t] = m->fixed[i] ? -u[t] : target[3 * i + t] - x[3 * i + t] - u[t];
+      len += dev[3 * i + t] * dev[3 * i + t];
     }
-    double b = MS_SC_GAMMA * fmax(bound[i] - floor, 0.0), s = len > b * b ? b / sqrt(len) : 1.0;
-    for (int t = 0; t < 3 && !m->fixed[i]; t++) x[3 * i + t] += u[t] + s * dev[t];
-    if (s < 1.0) cut[i] = 1, n++;
+    scale[i] = isinf(w->nearest[i]) || len <= far * far ? 1.0 : far / sqrt(len);
   }
+
+  // and to every close pair's plane
+  pair_scales(m, w, x, dev, 1, scale);
+  for (int i = 0; i < m->nv; i++) n += scale[i] < 1.0 && !m->fixed[i];
   return n;
+}
+
+/* out = x + u + scale dev for the free vertices of round_scales's last round (out may be its
+ * target); cut marks the vertices cut where given */
+static void apply(const ms_model *m, const ms_self_ws *w, const double *x, const double u[3],
+                  double *out, unsigned char *cut) {
+  for (int i = 0; i < m->nv; i++) {
+    for (int t = 0; t < 3 && !m->fixed[i]; t++)
+      out[3 * i + t] = x[3 * i + t] + u[t] + w->scale[i] * w->dev[3 * i + t];
+    if (cut && w->scale[i] < 1.0 && !m->fixed[i]) cut[i] = 1;
+  }
+}
+
+/* w->target = the step's end x_t + reach (x + alpha p - x_t) that the iterate x + alpha p
+ * gives (p may be NULL); returns how many vertices the bounds of x_t cut there */
+static int end_cut(const ms_model *m, ms_data *d, const double *x, const double *p, double alpha,
+                   double u[3]) {
+  ms_self_ws *w = d->sc;
+  for (int k = 0; k < 3 * m->nv; k++)
+    w->target[k] = d->x[k] + w->reach * (x[k] + (p ? alpha * p[k] : 0.0) - d->x[k]);
+  return round_scales(m, w, d->x, w->target, u);
+}
+
+void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p) {
+  if (!ms_self_active(m, d)) return;
+  double u[3], alpha = 1.0;
+  int halvings = 0;
+  while (end_cut(m, d, x, p, alpha, u) && halvings++ < MS_SC_HALVINGS) alpha *= 0.5;
+  if (halvings > MS_SC_HALVINGS) alpha = 0.0;
+  for (int k = 0; k < 3 * m->nv && alpha < 1.0; k++) p[k] *= alpha;
+}
+
+void ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
+  if (!ms_self_active(m, d)) return;
+  ms_self_ws *w = d->sc;
+  double u[3];
+  if (!end_cut(m, d, x1, NULL, 0.0, u)) return;
+  apply(m, w, d->x, u, w->target, NULL);
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3 && !m->fixed[i]; t++)
+      x1[3 * i + t] = d->x[3 * i + t] + (w->target[3 * i + t] - d->x[3 * i + t]) / w->reach;
 }
 
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info) {
@@ -79,13 +200,16 @@ ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info) 
   memcpy(x, d->x, bytes);
   memset(cut, 0, m->nv);
 
-  // the bounds of x_t came with the step's pairs; later rounds detect their own
-  int left = advance(m, x, target, w->nearest, cut);
+  // the pairs of x_t came with the step; later rounds detect their own
+  double u[3];
+  int left = round_scales(m, w, x, target, u);
+  apply(m, w, x, u, x, cut);
   info->rounds = 1;
   for (; left && info->rounds < MS_SC_ROUNDS; info->rounds++) {
-    ms_status st = ms_self_detect(m, d, x, ms_self_radius(m), 0);
+    ms_status st = ms_self_detect(m, d, x, ms_self_radius(m));
     if (st != MS_OK) return st;
-    left = advance(m, x, target, w->nearest, cut);
+    left = round_scales(m, w, x, target, u);
+    apply(m, w, x, u, x, cut);
   }
 
   // limited vertices move on with the speed of their limited displacement

@@ -433,6 +433,7 @@ ms_status ms_fms_minimize(const ms_model *m, ms_data *d, double hs, int cap, con
   for (int k = 1; c.n && k <= cap && !info->converged; k++) {
     if (ms_interrupted(d)) return MS_EINTERRUPT;
     st = next[accel](&c, k);
+    ms_self_confine(m, d, d->xn); /* within self-contact's bounds */
     if (st == MS_OK && m->kc > 0 && contact_grow(&c)) st = factor(&c, info);
     if (st != MS_OK) return st;
     res = record(&c, o, k);

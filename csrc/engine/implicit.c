@@ -191,7 +191,8 @@ ms_status ms_newton_minimize(const ms_model *m, ms_data *d, double h, int cap, c
     info->solve += ms_clock() - t0;
     if (st != MS_OK) return st;
 
-    // step, optionally shortened until g decreases enough
+    // step, within self-contact's bounds, optionally shortened until g decreases enough
+    ms_self_cap_step(m, d, x, w->p);
     double alpha = o->line_search ? line_search(m, d, w, h, obj) : 1.0;
     for (int k = 0; k < n3; k++) x[k] += alpha * w->p[k];
     res = ms_objective_grad(m, d, x, d->y, h, d->g, &obj);

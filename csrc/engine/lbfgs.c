@@ -208,6 +208,7 @@ ms_status ms_lbfgs_minimize(const ms_model *m, ms_data *d, double hs, int cap, c
     if (ms_interrupted(d)) return MS_EINTERRUPT;
     st = direction(&c, c.w->grad[0], info);
     if (st != MS_OK) return st;
+    ms_self_cap_step(m, d, x, c.w->p); /* within self-contact's bounds */
     // p is a descent direction but for rounding in the pairs: then start them afresh
     double slope = dot(c.n3, c.w->grad[0], c.w->p), obj1, res1;
     if (!(slope < 0) && c.cols) {

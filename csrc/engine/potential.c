@@ -121,6 +121,10 @@ ms_scheme ms_scheme_begin(const ms_model *m, ms_data *d, ms_method method, doubl
   ms_inertial_target(m, &base, sc.hs, d->y);
   ms_friction_begin(m, d, sc.xb, sc.hs);
   choose_start(m, d, &base, sc.hs, start);
+
+  // the iterates start within self-contact's bounds (the midpoint z moves the end twice as far)
+  if (ms_self_active(m, d)) d->sc->reach = method == MS_IMPLICIT_MIDPOINT ? 2.0 : 1.0;
+  ms_self_confine(m, d, d->xn);
   return sc;
 }
 

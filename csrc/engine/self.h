@@ -7,10 +7,12 @@
 #include "hash.h"
 #include "msim.h"
 
-/* one pair of primitives: kind MS_PAIR_PT (v: point, triangle) or MS_PAIR_EE (v: edge, edge) */
+/* one pair of primitives: kind MS_PAIR_PT (v: point, triangle) or MS_PAIR_EE (v: edge, edge);
+ * ring: 1 when its vertices lie within the topological ring (no energy, bounds only) */
 typedef struct {
   int kind;
   int v[4];
+  int ring;
 } ms_sc_pair;
 
 /* the workspace of self-contact (selfcontact.c, read by bounds.c) */
@@ -21,14 +23,18 @@ struct ms_self_ws {
   double *flo, *fhi;  /* (nf,3) triangle boxes */
   double *nearest;    /* (nv) distance to the nearest primitive not sharing the vertex [m] */
   double *blk;        /* (nv,9) per-vertex Hessian blocks (ms_self_blocks) */
-  double *target;     /* (nv,3) bounds.c: the method's positions */
+  double *target;     /* (nv,3) bounds.c: the method's positions, or a solver's trial */
+  double *dev;        /* (nv,3) bounds.c: the displacement a round limits */
+  double *scale;      /* (nv) bounds.c: the fraction of its displacement each vertex keeps */
   unsigned char *cut; /* (nv) bounds.c: 1 where a vertex was limited */
   int cap;            /* pairs allocated */
-  int npair;          /* the step's pairs */
+  int npair;          /* the pairs within r, ring pairs included */
+  int nring;          /* how many of them are ring pairs */
   ms_sc_pair *pair;   /* (cap) sorted: point-triangle by (vertex, triangle), then edge-edge */
-  int *vstart;        /* (nv+1) vertex v's pairs are vpair[vstart[v] .. vstart[v+1]) */
+  int *vstart;        /* (nv+1) vertex v's energy pairs are vpair[vstart[v] .. vstart[v+1]) */
   int *vpair;         /* (4 cap) */
   double gap;         /* the smallest distance the last detection found (r when none) [m] */
+  double reach;       /* the step's end moves reach times a solver's iterate from x_t */
   int active;         /* the pairs belong to the step under way */
 };
 
@@ -54,12 +60,22 @@ void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd
 void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance);
 
 /* bounds.c: the step's positions d->xn limited so that no primitive pair meets on the way
- * from x_t (Offset Geometric Contact's displacement bounds, Chen et al. 2025) */
+ * from x_t (Offset Geometric Contact's displacement bounds, Chen et al. 2025). The solvers keep
+ * the step's end their iterates give (x_t + reach (x - x_t)) within the same bounds of x_t, so
+ * that it needs no cut: a step p from x halved until x + p does (Newton, L-BFGS), an iterate
+ * x1 cut per vertex (FMS, and every solver's start); VBD takes the fraction of vertex i's step dx
+ * from x that keeps its energy pairs apart */
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info);
+void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p);
+void ms_self_confine(const ms_model *m, ms_data *d, double *x1);
+double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, int i,
+                          const double dx[3]);
 
-/* selfcontact.c: detection at x within r: the pairs (when keep) and each vertex's distance to
- * the nearest primitive not sharing a vertex with it (d->sc's bound array, capped at r) */
-ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r, int keep);
+/* selfcontact.c: detection at x within r: the pairs within r that share no vertex (ring pairs
+ * flagged) and each vertex's distance to the nearest primitive not sharing a vertex with it
+ * (capped at r; INFINITY for a vertex in no triangle) */
+ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r);
 double ms_self_radius(const ms_model *m);
+void ms_self_gather(const ms_sc_pair *p, const double *x, double q[12]);
 
 #endif

@@ -25,7 +25,7 @@ void ms_self_free(void *ws) {
   if (!w) return;
   ms_hash_free(w->hash);
   free(w->plo), free(w->phi), free(w->elo), free(w->ehi), free(w->flo), free(w->fhi);
-  free(w->nearest), free(w->blk), free(w->target), free(w->cut);
+  free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale), free(w->cut);
   free(w->pair), free(w->vstart), free(w->vpair);
   free(w);
 }
@@ -39,12 +39,13 @@ static ms_self_ws *workspace_new(const ms_model *m) {
   w->elo = ms_alloc(3 * ne, sizeof(double)), w->ehi = ms_alloc(3 * ne, sizeof(double));
   w->flo = ms_alloc(3 * nf, sizeof(double)), w->fhi = ms_alloc(3 * nf, sizeof(double));
   w->nearest = ms_alloc(n, sizeof(double)), w->blk = ms_alloc(9 * n, sizeof(double));
-  w->target = ms_alloc(3 * n, sizeof(double)), w->cut = ms_alloc(n, 1);
+  w->target = ms_alloc(3 * n, sizeof(double)), w->dev = ms_alloc(3 * n, sizeof(double));
+  w->scale = ms_alloc(n, sizeof(double)), w->cut = ms_alloc(n, 1);
   w->vstart = ms_alloc(n + 1, sizeof(int));
   w->pair = ms_alloc(1, sizeof(ms_sc_pair)), w->vpair = ms_alloc(4, sizeof(int));
   w->cap = 1;
   if (!w->plo || !w->phi || !w->elo || !w->ehi || !w->flo || !w->fhi || !w->nearest || !w->blk ||
-      !w->target || !w->cut || !w->vstart || !w->pair || !w->vpair) {
+      !w->target || !w->dev || !w->scale || !w->cut || !w->vstart || !w->pair || !w->vpair) {
     ms_self_free(w);
     return NULL;
   }
@@ -190,7 +191,7 @@ ms_status ms_model_faces(ms_model *m) {
 /* ---------------------------------------------------------------- detection */
 
 /* the pair's four points */
-static void gather(const ms_sc_pair *p, const double *x, double q[12]) {
+void ms_self_gather(const ms_sc_pair *p, const double *x, double q[12]) {
   for (int k = 0; k < 4; k++) memcpy(q + 3 * k, x + 3 * p->v[k], 3 * sizeof(double));
 }
 
@@ -199,33 +200,34 @@ double ms_self_radius(const ms_model *m) {
   return 2.0 * m->sc_thickness;
 }
 
-/* a candidate pair at x: its distance lowers its vertices' nearest; a pair within r and
- * outside the ring is kept (when keep) */
+/* a candidate pair at x: its distance lowers its vertices' nearest; a pair within r is kept,
+ * flagged when within the ring */
 static ms_status candidate(const ms_model *m, ms_self_ws *w, const double *x, ms_sc_pair p,
-                           double r, int keep) {
+                           double r) {
   int na = p.kind == MS_PAIR_PT ? 1 : 2;
   if (shares_vertex(p.v, na, 4)) return MS_OK;
   double q[12];
-  gather(&p, x, q);
+  ms_self_gather(&p, x, q);
   double dist = sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
   if (!(dist < r)) return MS_OK;
   for (int k = 0; k < 4; k++) w->nearest[p.v[k]] = fmin(w->nearest[p.v[k]], dist);
   w->gap = fmin(w->gap, dist);
-  if (!keep || near_in_mesh(m, p.v, na)) return MS_OK;
+  p.ring = near_in_mesh(m, p.v, na);
   ms_status st = reserve(w, w->npair + 1);
-  if (st == MS_OK) w->pair[w->npair++] = p;
+  if (st == MS_OK) w->pair[w->npair++] = p, w->nring += p.ring;
   return st;
 }
 
-/* vertex v's pairs: the pair list inverted by counting sort (each pair under its 4 vertices) */
+/* vertex v's energy pairs: the pair list inverted by counting sort (each pair under its 4
+ * vertices) */
 static void vertex_pairs(const ms_model *m, ms_self_ws *w) {
   int *start = w->vstart;
   memset(start, 0, sizeof(int) * (m->nv + 1));
   for (int p = 0; p < w->npair; p++)
-    for (int k = 0; k < 4; k++) start[w->pair[p].v[k] + 1]++;
+    for (int k = 0; k < 4 && !w->pair[p].ring; k++) start[w->pair[p].v[k] + 1]++;
   for (int v = 0; v < m->nv; v++) start[v + 1] += start[v];
   for (int p = 0; p < w->npair; p++)
-    for (int k = 0; k < 4; k++) w->vpair[start[w->pair[p].v[k]]++] = p;
+    for (int k = 0; k < 4 && !w->pair[p].ring; k++) w->vpair[start[w->pair[p].v[k]]++] = p;
   for (int v = m->nv; v > 0; v--) start[v] = start[v - 1];
   start[0] = 0;
 }
@@ -252,15 +254,14 @@ static double cell_size(const ms_model *m, const double *x, double r) {
   return c > 0 && isfinite(c) ? c : 1.0;
 }
 
-ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r, int keep) {
+ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r) {
   ms_self_ws *w;
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
   const int *hit;
   int nhit;
   double cell = cell_size(m, x, r);
-  w->gap = r;
-  if (keep) w->npair = 0;
+  w->gap = r, w->npair = w->nring = 0;
   for (int v = 0; v < m->nv; v++) w->nearest[v] = INFINITY; /* in no triangle: unbounded */
   for (int k = 0; k < 3 * m->nf; k++) w->nearest[m->face[k]] = r;
 
@@ -271,8 +272,8 @@ ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double 
                         &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *f = m->face + 3 * hit[2 * k + 1];
-    ms_sc_pair p = {MS_PAIR_PT, {hit[2 * k], f[0], f[1], f[2]}};
-    st = candidate(m, w, x, p, r, keep);
+    ms_sc_pair p = {MS_PAIR_PT, {hit[2 * k], f[0], f[1], f[2]}, 0};
+    st = candidate(m, w, x, p, r);
   }
 
   // edge-edge: edges inflated by r/2 against each other
@@ -283,11 +284,11 @@ ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double 
   }
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *a = m->fedge + 2 * hit[2 * k], *b = m->fedge + 2 * hit[2 * k + 1];
-    ms_sc_pair p = {MS_PAIR_EE, {a[0], a[1], b[0], b[1]}};
-    st = candidate(m, w, x, p, r, keep);
+    ms_sc_pair p = {MS_PAIR_EE, {a[0], a[1], b[0], b[1]}, 0};
+    st = candidate(m, w, x, p, r);
   }
-  if (st != MS_OK) return w->npair = 0, st;
-  if (keep) vertex_pairs(m, w);
+  if (st != MS_OK) return w->npair = w->nring = 0, st;
+  vertex_pairs(m, w);
   return MS_OK;
 }
 
@@ -325,16 +326,16 @@ ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info) {
     if (info->crossings) return MS_ECROSSING;
     d->sc_clean = 1;
   }
-  if ((st = ms_self_detect(m, d, d->x, ms_self_radius(m), 1)) != MS_OK) return st;
-  d->sc->active = 1;
-  info->pairs = d->sc->npair, info->gap = d->sc->gap;
+  if ((st = ms_self_detect(m, d, d->x, ms_self_radius(m))) != MS_OK) return st;
+  d->sc->active = 1, d->sc->reach = 1.0;
+  info->pairs = d->sc->npair - d->sc->nring, info->gap = d->sc->gap;
   return MS_OK;
 }
 
 /* the pairs at the state d->x, active until ms_self_end (energy and forces of a state) */
 ms_status ms_self_at(const ms_model *m, ms_data *d) {
   if (!m->self_contact) return MS_OK;
-  ms_status st = ms_self_detect(m, d, d->x, ms_self_radius(m), 1);
+  ms_status st = ms_self_detect(m, d, d->x, ms_self_radius(m));
   if (st == MS_OK) d->sc->active = 1;
   return st;
 }
@@ -356,7 +357,8 @@ double ms_self_forces(const ms_model *m, const ms_data *d, const double *x, doub
   const ms_self_ws *w = d->sc;
   double e = 0, q[12], g[12];
   for (int p = 0; p < w->npair; p++) {
-    gather(w->pair + p, x, q);
+    if (w->pair[p].ring) continue;
+    ms_self_gather(w->pair + p, x, q);
     e += ms_pair_energy(m, w->pair[p].kind, q, MS_SPD_CLAMP, f ? g : NULL, NULL);
     for (int k = 0; f && k < 4; k++)
       for (int t = 0; t < 3; t++) f[3 * w->pair[p].v[k] + t] -= scale * g[3 * k + t];
@@ -374,7 +376,7 @@ double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, cons
   for (int k = w->vstart[i]; k < w->vstart[i + 1]; k++) {
     const ms_sc_pair *pr = w->pair + w->vpair[k];
     int slot = 0;
-    gather(pr, x, q);
+    ms_self_gather(pr, x, q);
     for (int s = 0; s < 4; s++)
       if (pr->v[s] == i) memcpy(q + 3 * s, p, 3 * sizeof(double)), slot = s;
     e += ms_pair_energy(m, pr->kind, q, MS_SPD_CLAMP, f ? g : NULL, H ? hs : NULL);
@@ -396,7 +398,8 @@ void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd
   double q[12], hs[144];
   ms_spd kept = spd == MS_SPD_PROJECT ? MS_SPD_PROJECT : MS_SPD_CLAMP;
   for (int p = 0; p < w->npair; p++) {
-    gather(w->pair + p, x, q);
+    if (w->pair[p].ring) continue;
+    ms_self_gather(w->pair + p, x, q);
     if (ms_pair_energy(m, w->pair[p].kind, q, kept, NULL, hs) == 0.0) continue;
     for (int k = 0; k < 4; k++)
       for (int a = 0; a < 3; a++)
@@ -414,7 +417,8 @@ void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance
   double q[12], g[12], dhat = m->sc_thickness;
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
-    gather(pr, x, q);
+    if (pr->ring) continue;
+    ms_self_gather(pr, x, q);
     double s = ms_pair_dist2(pr->kind, q, g, NULL), dist = sqrt(s), den = compliance;
     if (!(s < dhat * dhat) || !(dist > 1e-9 * dhat)) continue;
     for (int k = 0; k < 4; k++)

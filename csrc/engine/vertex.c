@@ -85,6 +85,8 @@ double ms_vertex_step(const ms_vertex *c, int i) {
   double wi = m->mass[i] * c->hs2, grad[3], H[9], dx[3];
   local_system(c, i, wi, grad, H);
   if (!ms_spd3_step(H, grad, dx)) return 0.0;
+  double cap = ms_self_vertex_cap(m, c->d, c->x, i, dx); /* as far as self-contact allows */
+  for (int t = 0; t < 3; t++) dx[t] *= cap;
   double slope = ms_dot(3, grad, dx), e_surface = surface(c, c->x + 3 * i, i, NULL, NULL);
   if (!(slope < 0)) return 0.0;
   for (double alpha = 1.0; alpha >= MS_VERTEX_MIN_STEP; alpha *= 0.5) {

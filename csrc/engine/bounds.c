@@ -124,12 +124,12 @@ static void translation(const ms_model *m, const double *x, const double *target
 }
 
 /* one round's cut from x toward target: the common translation u, each vertex's deviation
- * (w->dev) and the fraction of it the pairs within r detected at x and the radius r allow
- * (w->scale); returns how many free vertices are cut */
+ * (w->dev) and the fraction of it the pairs within r detected at x and (when far) the radius r
+ * allow (w->scale); returns how many free vertices are cut */
 static int round_scales(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
-                        double u[3]) {
+                        int far, double u[3]) {
   double *dev = w->dev, *scale = w->scale,
-         far = MS_SC_GAMMA * (ms_self_radius(m) - MS_SC_FLOOR * m->sc_thickness);
+         reach = far ? MS_SC_GAMMA * (ms_self_radius(m) - MS_SC_FLOOR * m->sc_thickness) : INFINITY;
   int n = 0;
   translation(m, x, target, w->nearest, u);
 
@@ -140,7 +140,7 @@ static int round_scales(const ms_model *m, ms_self_ws *w, const double *x, const
       dev[3 * i + t] = m->fixed[i] ? -u[t] : target[3 * i + t] - x[3 * i + t] - u[t];
       len += dev[3 * i + t] * dev[3 * i + t];
     }
-    scale[i] = isinf(w->nearest[i]) || len <= far * far ? 1.0 : far / sqrt(len);
+    scale[i] = isinf(w->nearest[i]) || len <= reach * reach ? 1.0 : reach / sqrt(len);
   }
 
   // and to every close pair's plane
@@ -149,25 +149,26 @@ static int round_scales(const ms_model *m, ms_self_ws *w, const double *x, const
   return n;
 }
 
-/* out = x + u + scale dev for the free vertices of round_scales's last round (out may be its
- * target); cut marks the vertices cut where given */
-static void apply(const ms_model *m, const ms_self_ws *w, const double *x, const double u[3],
-                  double *out, unsigned char *cut) {
-  for (int i = 0; i < m->nv; i++) {
-    for (int t = 0; t < 3 && !m->fixed[i]; t++)
-      out[3 * i + t] = x[3 * i + t] + u[t] + w->scale[i] * w->dev[3 * i + t];
-    if (cut && w->scale[i] < 1.0 && !m->fixed[i]) cut[i] = 1;
-  }
+/* out = x + u + scale dev for the free vertices of round_scales's last round from x toward
+ * target, exactly target where a vertex is not cut (out may be x or target) */
+static void apply(const ms_model *m, const ms_self_ws *w, const double *x, const double *target,
+                  const double u[3], double *out) {
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3 && !m->fixed[i]; t++) {
+      int k = 3 * i + t;
+      out[k] = w->scale[i] < 1.0 ? x[k] + u[t] + w->scale[i] * w->dev[k] : target[k];
+    }
 }
 
 /* w->target = the step's end x_t + reach (x + alpha p - x_t) that the iterate x + alpha p
- * gives (p may be NULL); returns how many vertices the bounds of x_t cut there */
+ * gives (p may be NULL); returns how many vertices the pairs of x_t cut there (the radius is
+ * left to the step's end, whose later rounds detect again) */
 static int end_cut(const ms_model *m, ms_data *d, const double *x, const double *p, double alpha,
                    double u[3]) {
   ms_self_ws *w = d->sc;
   for (int k = 0; k < 3 * m->nv; k++)
     w->target[k] = d->x[k] + w->reach * (x[k] + (p ? alpha * p[k] : 0.0) - d->x[k]);
-  return round_scales(m, w, d->x, w->target, u);
+  return round_scales(m, w, d->x, w->target, 0, u);
 }
 
 void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p) {
@@ -184,7 +185,7 @@ void ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
   ms_self_ws *w = d->sc;
   double u[3];
   if (!end_cut(m, d, x1, NULL, 0.0, u)) return;
-  apply(m, w, d->x, u, w->target, NULL);
+  apply(m, w, d->x, w->target, u, w->target);
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3 && !m->fixed[i]; t++)
       x1[3 * i + t] = d->x[3 * i + t] + (w->target[3 * i + t] - d->x[3 * i + t]) / w->reach;
@@ -193,29 +194,28 @@ void ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info) {
   if (!ms_self_active(m, d)) return MS_OK;
   ms_self_ws *w = d->sc;
-  double *target = w->target, *x = d->xn;
-  unsigned char *cut = w->cut;
+  double *target = w->target, *x = d->xn, u[3];
   size_t bytes = sizeof(double) * 3 * m->nv;
   memcpy(target, d->xn, bytes);
   memcpy(x, d->x, bytes);
-  memset(cut, 0, m->nv);
 
   // the pairs of x_t came with the step; later rounds detect their own
-  double u[3];
-  int left = round_scales(m, w, x, target, u);
-  apply(m, w, x, u, x, cut);
+  int left = round_scales(m, w, x, target, 1, u);
+  apply(m, w, x, target, u, x);
   info->rounds = 1;
   for (; left && info->rounds < MS_SC_ROUNDS; info->rounds++) {
     ms_status st = ms_self_detect(m, d, x, ms_self_radius(m));
     if (st != MS_OK) return st;
-    left = round_scales(m, w, x, target, u);
-    apply(m, w, x, u, x, cut);
+    left = round_scales(m, w, x, target, 1, u);
+    apply(m, w, x, target, u, x);
   }
 
-  // limited vertices move on with the speed of their limited displacement
+  // vertices short of the method's positions move on with the speed of their displacement
   for (int i = 0; i < m->nv; i++) {
-    info->limited += cut[i];
-    for (int t = 0; t < 3 && cut[i]; t++) d->vn[3 * i + t] = (x[3 * i + t] - d->x[3 * i + t]) / h;
+    const double *xi = x + 3 * i, *ti = target + 3 * i;
+    int limited = xi[0] != ti[0] || xi[1] != ti[1] || xi[2] != ti[2];
+    info->limited += limited;
+    for (int t = 0; t < 3 && limited; t++) d->vn[3 * i + t] = (xi[t] - d->x[3 * i + t]) / h;
   }
   return MS_OK;
 }

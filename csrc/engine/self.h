@@ -18,24 +18,23 @@ typedef struct {
 /* the workspace of self-contact (selfcontact.c, read by bounds.c) */
 struct ms_self_ws {
   ms_hash *hash;
-  double *plo, *phi;  /* (nv,3) point boxes */
-  double *elo, *ehi;  /* (ne,3) edge boxes */
-  double *flo, *fhi;  /* (nf,3) triangle boxes */
-  double *nearest;    /* (nv) distance to the nearest primitive not sharing the vertex [m] */
-  double *blk;        /* (nv,9) per-vertex Hessian blocks (ms_self_blocks) */
-  double *target;     /* (nv,3) bounds.c: the method's positions, or a solver's trial */
-  double *dev;        /* (nv,3) bounds.c: the displacement a round limits */
-  double *scale;      /* (nv) bounds.c: the fraction of its displacement each vertex keeps */
-  unsigned char *cut; /* (nv) bounds.c: 1 where a vertex was limited */
-  int cap;            /* pairs allocated */
-  int npair;          /* the pairs within r, ring pairs included */
-  int nring;          /* how many of them are ring pairs */
-  ms_sc_pair *pair;   /* (cap) sorted: point-triangle by (vertex, triangle), then edge-edge */
-  int *vstart;        /* (nv+1) vertex v's energy pairs are vpair[vstart[v] .. vstart[v+1]) */
-  int *vpair;         /* (4 cap) */
-  double gap;         /* the smallest distance the last detection found (r when none) [m] */
-  double reach;       /* the step's end moves reach times a solver's iterate from x_t */
-  int active;         /* the pairs belong to the step under way */
+  double *plo, *phi; /* (nv,3) point boxes */
+  double *elo, *ehi; /* (ne,3) edge boxes */
+  double *flo, *fhi; /* (nf,3) triangle boxes */
+  double *nearest;   /* (nv) distance to the nearest primitive not sharing the vertex [m] */
+  double *blk;       /* (nv,9) per-vertex Hessian blocks (ms_self_blocks) */
+  double *target;    /* (nv,3) bounds.c: the method's positions, or a solver's trial */
+  double *dev;       /* (nv,3) bounds.c: the displacement a round limits */
+  double *scale;     /* (nv) bounds.c: the fraction of its displacement each vertex keeps */
+  int cap;           /* pairs allocated */
+  int npair;         /* the pairs within r, ring pairs included */
+  int nring;         /* how many of them are ring pairs */
+  ms_sc_pair *pair;  /* (cap) sorted: point-triangle by (vertex, triangle), then edge-edge */
+  int *vstart;       /* (nv+1) vertex v's energy pairs are vpair[vstart[v] .. vstart[v+1]) */
+  int *vpair;        /* (4 cap) */
+  double gap;        /* the smallest distance the last detection found (r when none) [m] */
+  double reach;      /* the step's end moves reach times a solver's iterate from x_t */
+  int active;        /* the pairs belong to the step under way */
 };
 
 /* barrier.c: the self-contact energy of one pair at distance d, for thickness dhat and

@@ -25,7 +25,7 @@ void ms_self_free(void *ws) {
   if (!w) return;
   ms_hash_free(w->hash);
   free(w->plo), free(w->phi), free(w->elo), free(w->ehi), free(w->flo), free(w->fhi);
-  free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale), free(w->cut);
+  free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale);
   free(w->pair), free(w->vstart), free(w->vpair);
   free(w);
 }
@@ -40,12 +40,12 @@ static ms_self_ws *workspace_new(const ms_model *m) {
   w->flo = ms_alloc(3 * nf, sizeof(double)), w->fhi = ms_alloc(3 * nf, sizeof(double));
   w->nearest = ms_alloc(n, sizeof(double)), w->blk = ms_alloc(9 * n, sizeof(double));
   w->target = ms_alloc(3 * n, sizeof(double)), w->dev = ms_alloc(3 * n, sizeof(double));
-  w->scale = ms_alloc(n, sizeof(double)), w->cut = ms_alloc(n, 1);
+  w->scale = ms_alloc(n, sizeof(double));
   w->vstart = ms_alloc(n + 1, sizeof(int));
   w->pair = ms_alloc(1, sizeof(ms_sc_pair)), w->vpair = ms_alloc(4, sizeof(int));
   w->cap = 1;
   if (!w->plo || !w->phi || !w->elo || !w->ehi || !w->flo || !w->fhi || !w->nearest || !w->blk ||
-      !w->target || !w->dev || !w->scale || !w->cut || !w->vstart || !w->pair || !w->vpair) {
+      !w->target || !w->dev || !w->scale || !w->vstart || !w->pair || !w->vpair) {
     ms_self_free(w);
     return NULL;
   }

@@ -1,0 +1,228 @@
+/* adjoint.c: the vector-Jacobian product of one step, the discrete adjoint of a run
+ *
+ * A step maps the state (x0, v0) and the parameters p = (k, r, m, f_ext, c) (stiffness and
+ * rest length per spring, mass per vertex, external forces, damping rate) to (x1, v1). Given
+ * the adjoints xb1 = dL/dx1 and vb1 = dL/dv1 of a loss L, ms_step_vjp returns the adjoints
+ * xb0, vb0 of the step's start and pb of the parameters: the transpose of the step's Jacobian
+ * applied to (xb1, vb1), reverse accumulation one step at a time (the discrete adjoint). On
+ * free vertices, with q = exp(-c h) the damping's decay, vq = q v0, and
+ *
+ *   a(x) = M^-1 (f(x) + f_ext) + g,   f = -grad E,   E = sum_s k_s/2 (|x_i - x_j| - r_s)^2,
+ *
+ * the explicit methods and their transposes are (J_a the Jacobian of a over x and p):
+ *
+ *   symplectic Euler  v1 = vq + h a(x0), x1 = x0 + h v1:
+ *     u = vb1 + h xb1,   xb0 = xb1 + J_a(x0)^T (h u),   vqb = u
+ *   explicit Euler    v1 = vq + h a(x0), x1 = x0 + h vq:
+ *     xb0 = xb1 + J_a(x0)^T (h vb1),   vqb = vb1 + h xb1
+ *   velocity Verlet   v' = vq + (h/2) a(x0), x1 = x0 + h v', v1 = v' + (h/2) a(x1):
+ *     xt = xb1 + J_a(x1)^T ((h/2) vb1),   u = vb1 + h xt,   xb0 = xt + J_a(x0)^T ((h/2) u),
+ *     vqb = u
+ *
+ * and every method ends with vb0 = q vqb, cb = -h vq.vqb. J_a(x)^T z, with w = M^-1 z, is one
+ * Hessian-vector product: x: -H(x) w (H = grad^2 E, exact), and per spring s = (i, j) with
+ * d = x_i - x_j, l = |d|: k_s: (r_s/l - 1) d.(w_i - w_j), r_s: (k_s/l) d.(w_i - w_j); per
+ * vertex m_i: -w_i.(f_i + f_ext,i)/m_i, f_ext,i: w_i.
+ *
+ * Implicit Euler solved to tolerance, by any solver: x1 minimises
+ * g(x) = |x - y|_M^2 / (2 h^2) + E(x), y = x0 + h vq + h^2 (g + M^-1 f_ext), so
+ * G(x1, p) = M (x1 - y)/h^2 + grad E(x1) = 0 on free vertices, and v1 = (x1 - x0)/h. The
+ * implicit function theorem gives dx1/dp = -A^-1 dG/dp, A = M/h^2 + H(x1) the exact Hessian
+ * of g (as in DiffPD, Du et al. 2021), so one solve
+ *
+ *   A lam = xb1 + vb1/h
+ *
+ * gives pb = -lam^T dG/dp: y's adjoint yb = M lam/h^2, xb0 = yb - vb1/h, vqb = h yb,
+ * f_ext: lam, m_i: -lam_i.((x1 - y)_i/h^2 + f_ext,i/m_i), the springs' k and r as above with
+ * w = lam. A is refactorised with the symbolic analysis Newton keeps (implicit.c); where the
+ * exact A is not positive definite x1 is no strict minimum of g, and the gradient is refused
+ * (MS_ENOTPD) rather than made up.
+ *
+ * Fixed vertices keep x1 = x0 and v1 = 0: their xb0 is xb1 plus the pull -H w of their springs
+ * to free vertices, their vb0 is 0, and their masses and external forces have no adjoint.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* xb -= H(x) w, and each spring's k and r adjoints, for the force adjoint w (nv,3):
+ * sum_s c_s (x_i - x_j).(w_i - w_j) with c_s = k_s (r_s/l - 1) differentiated */
+static void springs_vjp(const ms_model *m, const double *x, const double *w, double *xb,
+                        ms_adj_out *out) {
+  for (int s = 0; s < m->ns; s++) {
+    int i = m->edge[2 * s], j = m->edge[2 * s + 1];
+    double d[3], dw[3], blk[9], dot = 0;
+    for (int t = 0; t < 3; t++) {
+      d[t] = x[3 * i + t] - x[3 * j + t];
+      dw[t] = w[3 * i + t] - w[3 * j + t];
+      dot += d[t] * dw[t];
+    }
+    double l = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]),
+           il = 1.0 / (l > MS_TINY ? l : MS_TINY);
+    out->k[s] += (m->rest[s] * il - 1.0) * dot;
+    out->rest[s] += m->k[s] * il * dot;
+    ms_spring_hessian(m, x, s, MS_SPD_NONE, blk);
+    for (int r = 0; r < 3; r++) {
+      double hw = blk[3 * r] * dw[0] + blk[3 * r + 1] * dw[1] + blk[3 * r + 2] * dw[2];
+      xb[3 * i + r] -= hw;
+      xb[3 * j + r] += hw;
+    }
+  }
+}
+
+/* J_a(x)^T z with z = scale * d->g on free vertices (d->g is overwritten by w = M^-1 z):
+ * its x-part added to xb, its parameter parts to out */
+static void accel_vjp(const ms_model *m, ms_data *d, const double *x, const double *fext,
+                      double scale, double *xb, ms_adj_out *out) {
+  ms_spring_forces(m, d, x, d->f, 0);
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) {
+      int k = 3 * i + t;
+      d->g[k] = m->fixed[i] ? 0.0 : scale * d->g[k] / m->mass[i];
+      out->mass[i] -= d->g[k] * (d->f[k] + fext[k]) / m->mass[i];
+      out->fext[k] += d->g[k];
+    }
+  springs_vjp(m, x, d->g, xb, out);
+}
+
+/* d->s = vq, the damped velocity q v (zero on fixed vertices) */
+static void damped(const ms_model *m, ms_data *d, const double *v, double q) {
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) d->s[3 * i + t] = m->fixed[i] ? 0.0 : q * v[3 * i + t];
+}
+
+/* from vq's adjoint vqb (nv,3): vb0 = q vqb on free vertices (0 on fixed), and the damping's
+ * adjoint -h vq.vqb */
+static void damped_vjp(const ms_model *m, const ms_data *d, const double *vqb, double q, double h,
+                       ms_adj_out *out) {
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) {
+      int k = 3 * i + t;
+      out->v[k] = m->fixed[i] ? 0.0 : q * vqb[k];
+      out->damping -= h * d->s[k] * vqb[k];
+    }
+}
+
+/* u = a + h b into u (nv,3) */
+static void axpy(int n3, const double *a, double h, const double *b, double *u) {
+  for (int k = 0; k < n3; k++) u[k] = a[k] + h * b[k];
+}
+
+/* symplectic Euler (DRIFT_NEW) or explicit Euler (DRIFT_OLD): one kick, one drift */
+static void euler_vjp(const ms_model *m, ms_data *d, int symplectic, double h, const ms_adj_step *s,
+                      const double *ax, const double *av, ms_adj_out *out) {
+  int n3 = 3 * m->nv;
+  double *u = d->vn;
+  axpy(n3, av, h, ax, u);
+  memcpy(d->g, symplectic ? u : av, sizeof(double) * n3);
+  accel_vjp(m, d, s->x, s->fext, h, out->x, out);
+  damped_vjp(m, d, u, exp(-m->damping * h), h, out);
+}
+
+/* velocity Verlet: kick, drift, kick */
+static void verlet_vjp(const ms_model *m, ms_data *d, double h, const ms_adj_step *s,
+                       const double *av, ms_adj_out *out) {
+  int n3 = 3 * m->nv;
+  double *u = d->vn;
+  memcpy(d->g, av, sizeof(double) * n3);
+  accel_vjp(m, d, s->xn, s->fext, h / 2, out->x, out);
+  axpy(n3, av, h, out->x, u);
+  memcpy(d->g, u, sizeof(double) * n3);
+  accel_vjp(m, d, s->x, s->fext, h / 2, out->x, out);
+  damped_vjp(m, d, u, exp(-m->damping * h), h, out);
+}
+
+/* implicit Euler by the implicit function theorem on grad g(x1) = 0 */
+static ms_status implicit_vjp(const ms_model *m, ms_data *d, double h, const ms_adj_step *s,
+                              const double *ax, const double *av, ms_adj_out *out, ms_info *info) {
+  int n3 = 3 * m->nv;
+  double obj, h2 = h * h, *lam = d->g, *pull = d->vn, *yb = d->xn;
+
+  // y and how far x1 is from g's minimiser
+  ms_data base = {.x = (double *)s->x, .vn = d->s, .fext = (double *)s->fext};
+  ms_inertial_target(m, &base, h, d->y);
+  d->fr.active = 0;
+  out->residual = ms_objective_grad(m, d, s->xn, d->y, h, d->g, &obj);
+
+  // A lam = xb1 + vb1/h
+  for (int k = 0; k < n3; k++) d->f[k] = ax[k] + av[k] / h;
+  ms_status st = ms_newton_solve(m, d, s->xn, h, MS_SPD_NONE, d->f, lam, info);
+  if (st != MS_OK) return st;
+
+  // the springs' adjoints, and their pull on fixed vertices
+  memset(pull, 0, sizeof(double) * n3);
+  springs_vjp(m, s->xn, lam, pull, out);
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) {
+      int k = 3 * i + t;
+      double mi = m->mass[i];
+      yb[k] = m->fixed[i] ? 0.0 : mi * lam[k] / h2;
+      out->x[k] = m->fixed[i] ? ax[k] + pull[k] : yb[k] - av[k] / h;
+      out->fext[k] += m->fixed[i] ? 0.0 : lam[k];
+      out->mass[i] -= m->fixed[i] ? 0.0 : lam[k] * ((s->xn[k] - d->y[k]) / h2 + s->fext[k] / mi);
+      yb[k] *= h;
+    }
+  damped_vjp(m, d, yb, exp(-m->damping * h), h, out);
+  return MS_OK;
+}
+
+/* why method on model m has no gradient here, in a sentence; NULL when it has one */
+const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
+  if (m->nplane + m->nsphere > 0)
+    return "contact with planes and spheres (and its friction) is not differentiated yet: "
+           "remove the colliders";
+  if (m->self_contact)
+    return "self-contact's displacement bounds are a projection, not differentiable: set "
+           "self_contact=False";
+  switch (method) {
+    case MS_EXPLICIT_EULER:
+    case MS_SYMPLECTIC_EULER:
+    case MS_VELOCITY_VERLET:
+    case MS_IMPLICIT_EULER:
+      return NULL;
+    case MS_XPBD:
+      return "xpbd's projections are not differentiated";
+    case MS_FMS:
+      return "fms stops after a fixed number of local-global iterations, whose derivative is "
+             "not implemented: use implicit_euler with minimizer='fms' and a tol (its gradient "
+             "comes from the implicit function theorem)";
+    case MS_LINEARIZED_IMPLICIT:
+      return "linearized_implicit's one linear solve would need the derivative of its Hessian, "
+             "not implemented: use implicit_euler with a tol";
+    default:
+      return "its adjoint is not implemented yet (explicit_euler, symplectic_euler, "
+             "velocity_verlet and implicit_euler have one)";
+  }
+}
+
+/* the adjoints of step h of method from (s->x, s->v) to (s->xn, s->vn), given ax = dL/dxn and
+ * av = dL/dvn, into out (every array written); d's scratch is used, its state untouched */
+ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
+                      const ms_adj_step *s, const double *ax, const double *av, ms_adj_out *out,
+                      ms_info *info) {
+  memset(info, 0, sizeof(*info));
+  info->option = info->vertex = info->axis = -1;
+  if (method < 0 || method >= MS_NMETHOD || !(h > 0) || !isfinite(h) ||
+      ms_adjoint_refusal(m, method))
+    return MS_EINPUT;
+  size_t n3 = 3 * (size_t)m->nv;
+  memcpy(out->x, ax, sizeof(double) * n3);
+  memset(out->fext, 0, sizeof(double) * n3);
+  memset(out->mass, 0, sizeof(double) * m->nv);
+  memset(out->k, 0, sizeof(double) * m->ns);
+  memset(out->rest, 0, sizeof(double) * m->ns);
+  out->damping = out->residual = 0;
+  damped(m, d, s->v, exp(-m->damping * h));
+  switch (method) {
+    case MS_EXPLICIT_EULER:
+    case MS_SYMPLECTIC_EULER:
+      euler_vjp(m, d, method == MS_SYMPLECTIC_EULER, h, s, ax, av, out);
+      return MS_OK;
+    case MS_VELOCITY_VERLET:
+      verlet_vjp(m, d, h, s, av, out);
+      return MS_OK;
+    default:
+      return implicit_vjp(m, d, h, s, ax, av, out, info);
+  }
+}

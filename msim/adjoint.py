@@ -8,14 +8,15 @@
 The C core (csrc/engine/adjoint.c, whose opening comment writes out the recurrences) applies
 the transpose of one step's Jacobian to the adjoints of its end (`step_vjp`); `Tape.backward`
 walks a recorded run from its last step to its first, adding the loss's adjoint at every
-recorded frame. Explicit Euler, symplectic Euler and velocity Verlet get the exact reverse of
-their step, one exact Hessian-vector product per force evaluation. Implicit Euler solved to a
+recorded frame. Explicit Euler, symplectic Euler, velocity Verlet and RK4 get the exact reverse
+of their step, one exact Hessian-vector product per force evaluation (RK4 recomputes its
+stage points from the step's start). Implicit Euler solved to a
 tolerance, by any solver of g, gets the implicit function theorem on grad g(x1) = 0: one solve
 with the exact Hessian of g, M/dt^2 + H(x1), per step (as in DiffPD, Du et al. 2021), so the
 gradient does not depend on which solver found x1. Everything is float64.
 
 Not differentiated (asking raises ValueError naming the cause): contact with planes and spheres
-and its friction, self-contact, and the methods fms, xpbd, linearized_implicit, rk4,
+and its friction, self-contact, and the methods fms, xpbd, linearized_implicit,
 implicit_midpoint and bdf2.
 """
 
@@ -115,8 +116,8 @@ def _vjp(sim: System, method: str, dt: float, *arrays: np.ndarray) -> Gradient:
 class Tape:
     """What `System.simulate(..., adjoint=True)` keeps for the backward pass: the state before
     every step and after the last, 2 * n * 3 * 8 bytes (48 n bytes) per step for every
-    supported method (velocity Verlet recomputes its stages, implicit Euler refactorises its
-    Hessian), and a copy of the System's model as the run used it."""
+    supported method (velocity Verlet and RK4 recompute their stages, implicit Euler
+    refactorises its Hessian), and a copy of the System's model as the run used it."""
 
     model: System
     method: str

@@ -181,8 +181,8 @@ class System(_core.System):
         gradient of a loss L of the recorded frames (dL_dX, dL_dV shaped like its positions
         and velocities, zeros where L does not look) with respect to stiffness, rest_lengths,
         mass, the initial positions and velocities, external_forces (held constant over the
-        run) and damping. explicit_euler, symplectic_euler and velocity_verlet get the exact
-        reverse of their steps (the discrete adjoint); implicit_euler, which needs a tol > 0,
+        run) and damping. explicit_euler, symplectic_euler, velocity_verlet and rk4 get the
+        exact reverse of their steps (the discrete adjoint); implicit_euler, which needs a tol > 0,
         the implicit function theorem on grad g(x) = 0, whichever solver ran (backward warns
         with AdjointWarning about steps that did not reach tol). A method or scene without a
         gradient (other methods, colliders, self-contact) and a before_step script (it may

@@ -9,7 +9,8 @@
  *
  *   a(x) = M^-1 (f(x) + f_ext) + g,   f = -grad E,   E = sum_s k_s/2 (|x_i - x_j| - r_s)^2,
  *
- * the explicit methods and their transposes are (J_a the Jacobian of a over x and p):
+ * the explicit methods and their transposes are (J_a the Jacobian of a over x and p, |x its
+ * x-part; the stage points are recomputed from x0, v0):
  *
  *   symplectic Euler  v1 = vq + h a(x0), x1 = x0 + h v1:
  *     u = vb1 + h xb1,   xb0 = xb1 + J_a(x0)^T (h u),   vqb = u
@@ -18,6 +19,13 @@
  *   velocity Verlet   v' = vq + (h/2) a(x0), x1 = x0 + h v', v1 = v' + (h/2) a(x1):
  *     xt = xb1 + J_a(x1)^T ((h/2) vb1),   u = vb1 + h xt,   xb0 = xt + J_a(x0)^T ((h/2) u),
  *     vqb = u
+ *   classical Runge-Kutta, stages xa = x0, va = vq; xb = x0 + (h/2) va, vb = vq + (h/2) a1;
+ *   xc = x0 + (h/2) vb, vc = vq + (h/2) a2; xd = x0 + h vc, vd = vq + h a3 (a1..a4 = a at
+ *   xa..xd); x1 = x0 + h/6 (va + 2 vb + 2 vc + vd), v1 = vq + h/6 (a1 + 2 a2 + 2 a3 + a4):
+ *     a4b = h/6 vb1                     vcb = 2h/6 xb1 + h J_a(xd)^T a4b|x
+ *     a2b = 2h/6 vb1 + (h/2) vcb        a3b = 2h/6 vb1 + h^2/6 xb1
+ *     vbb = 2h/6 xb1 + (h/2) J_a(xc)^T a3b|x     a1b = h/6 vb1 + (h/2) vbb
+ *     xb0 = xb1 + sum_s J_a(xs)^T asb|x,   vqb = vb1 + 2h/6 xb1 + vcb + vbb + (h/2) J_a(xb)^T a2b|x
  *
  * and every method ends with vb0 = q vqb, cb = -h vq.vqb. J_a(x)^T z, with w = M^-1 z, is one
  * Hessian-vector product: x: -H(x) w (H = grad^2 E, exact), and per spring s = (i, j) with
@@ -46,10 +54,11 @@
 
 #include "engine.h"
 
-/* xb -= H(x) w, and each spring's k and r adjoints, for the force adjoint w (nv,3):
- * sum_s c_s (x_i - x_j).(w_i - w_j) with c_s = k_s (r_s/l - 1) differentiated */
+/* xb -= H(x) w (and xb2 -= c2 H(x) w where xb2 is given), and each spring's k and r
+ * adjoints, for the force adjoint w (nv,3): sum_s c_s (x_i - x_j).(w_i - w_j) with
+ * c_s = k_s (r_s/l - 1) differentiated */
 static void springs_vjp(const ms_model *m, const double *x, const double *w, double *xb,
-                        ms_adj_out *out) {
+                        double *xb2, double c2, ms_adj_out *out) {
   for (int s = 0; s < m->ns; s++) {
     int i = m->edge[2 * s], j = m->edge[2 * s + 1];
     double d[3], dw[3], blk[9], dot = 0;
@@ -67,14 +76,17 @@ static void springs_vjp(const ms_model *m, const double *x, const double *w, dou
       double hw = blk[3 * r] * dw[0] + blk[3 * r + 1] * dw[1] + blk[3 * r + 2] * dw[2];
       xb[3 * i + r] -= hw;
       xb[3 * j + r] += hw;
+      if (!xb2) continue;
+      xb2[3 * i + r] -= c2 * hw;
+      xb2[3 * j + r] += c2 * hw;
     }
   }
 }
 
 /* J_a(x)^T z with z = scale * d->g on free vertices (d->g is overwritten by w = M^-1 z):
- * its x-part added to xb, its parameter parts to out */
+ * its x-part added to xb (and times c2 to xb2 where given), its parameter parts to out */
 static void accel_vjp(const ms_model *m, ms_data *d, const double *x, const double *fext,
-                      double scale, double *xb, ms_adj_out *out) {
+                      double scale, double *xb, double *xb2, double c2, ms_adj_out *out) {
   ms_spring_forces(m, d, x, d->f, 0);
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {
@@ -83,7 +95,7 @@ static void accel_vjp(const ms_model *m, ms_data *d, const double *x, const doub
       out->mass[i] -= d->g[k] * (d->f[k] + fext[k]) / m->mass[i];
       out->fext[k] += d->g[k];
     }
-  springs_vjp(m, x, d->g, xb, out);
+  springs_vjp(m, x, d->g, xb, xb2, c2, out);
 }
 
 /* d->s = vq, the damped velocity q v (zero on fixed vertices) */
@@ -93,14 +105,14 @@ static void damped(const ms_model *m, ms_data *d, const double *v, double q) {
 }
 
 /* from vq's adjoint vqb (nv,3): vb0 = q vqb on free vertices (0 on fixed), and the damping's
- * adjoint -h vq.vqb */
+ * adjoint -h vq.vqb; vqb may be out->v */
 static void damped_vjp(const ms_model *m, const ms_data *d, const double *vqb, double q, double h,
                        ms_adj_out *out) {
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {
       int k = 3 * i + t;
-      out->v[k] = m->fixed[i] ? 0.0 : q * vqb[k];
       out->damping -= h * d->s[k] * vqb[k];
+      out->v[k] = m->fixed[i] ? 0.0 : q * vqb[k];
     }
 }
 
@@ -116,7 +128,7 @@ static void euler_vjp(const ms_model *m, ms_data *d, int symplectic, double h, c
   double *u = d->vn;
   axpy(n3, av, h, ax, u);
   memcpy(d->g, symplectic ? u : av, sizeof(double) * n3);
-  accel_vjp(m, d, s->x, s->fext, h, out->x, out);
+  accel_vjp(m, d, s->x, s->fext, h, out->x, NULL, 0, out);
   damped_vjp(m, d, u, exp(-m->damping * h), h, out);
 }
 
@@ -126,11 +138,74 @@ static void verlet_vjp(const ms_model *m, ms_data *d, double h, const ms_adj_ste
   int n3 = 3 * m->nv;
   double *u = d->vn;
   memcpy(d->g, av, sizeof(double) * n3);
-  accel_vjp(m, d, s->xn, s->fext, h / 2, out->x, out);
+  accel_vjp(m, d, s->xn, s->fext, h / 2, out->x, NULL, 0, out);
   axpy(n3, av, h, out->x, u);
   memcpy(d->g, u, sizeof(double) * n3);
-  accel_vjp(m, d, s->x, s->fext, h / 2, out->x, out);
+  accel_vjp(m, d, s->x, s->fext, h / 2, out->x, NULL, 0, out);
   damped_vjp(m, d, u, exp(-m->damping * h), h, out);
+}
+
+/* d->g = a(x) = M^-1 (f(x) + f_ext) + g on free vertices, 0 on fixed ones */
+static void accel(const ms_model *m, ms_data *d, const double *x, const double *fext) {
+  ms_spring_forces(m, d, x, d->f, 0);
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) {
+      int k = 3 * i + t;
+      d->g[k] = m->fixed[i] ? 0.0 : (d->f[k] + fext[k]) / m->mass[i] + m->gravity[t];
+    }
+}
+
+/* the next rk4 stage from the acceleration in d->g: xs = x0 + c vs, then vs = vq + c a
+ * (vs: d->vb, the stage's velocity) */
+static void rk4_stage(const ms_model *m, ms_data *d, const double *x0, double c, double *xs) {
+  for (int k = 0; k < 3 * m->nv; k++) {
+    xs[k] = x0[k] + c * d->vb[k];
+    d->vb[k] = d->s[k] + c * d->g[k];
+  }
+}
+
+/* d->g = a (adjoint of an rk4 acceleration) + c v */
+static void rk4_adjoint(int n3, ms_data *d, double a, const double *av, double c, const double *v) {
+  for (int k = 0; k < n3; k++) d->g[k] = a * av[k] + c * v[k];
+}
+
+/* classical Runge-Kutta: the stage points xb, xc, xd are recomputed (d->xn, d->vn, d->y), then
+ * the stages are reversed in the order 4, 2, 3, 1, the one that needs a single stage-velocity
+ * adjoint (d->vb) at a time; vq's adjoint gathers in out->v */
+static void rk4_vjp(const ms_model *m, ms_data *d, double h, const ms_adj_step *s, const double *ax,
+                    const double *av, ms_adj_out *out) {
+  int n3 = 3 * m->nv;
+  double *xb = d->xn, *xc = d->vn, *xd = d->y, *vs = d->vb, *vqb = out->v;
+  memcpy(vs, d->s, sizeof(double) * n3);
+  accel(m, d, s->x, s->fext);
+  rk4_stage(m, d, s->x, h / 2, xb);
+  accel(m, d, xb, s->fext);
+  rk4_stage(m, d, s->x, h / 2, xc);
+  accel(m, d, xc, s->fext);
+  rk4_stage(m, d, s->x, h, xd);
+
+  // x1 = x0 + h/6 (vq + 2 vb + 2 vc + vd), v1 = vq + h/6 (a1 + 2 a2 + 2 a3 + a4),
+  // vd = vq + h a3: vq's adjoint starts at vb1 + 2 h/6 xb1; stage 4 at xd = x0 + h vc
+  axpy(n3, av, 2 * h / 6, ax, vqb);
+  for (int k = 0; k < n3; k++) vs[k] = 2 * h / 6 * ax[k];
+  memcpy(d->g, av, sizeof(double) * n3);
+  accel_vjp(m, d, xd, s->fext, h / 6, out->x, vs, h, out);
+
+  // stage 2 at xb = x0 + (h/2) vq, a2's adjoint 2h/6 vb1 + (h/2) vcb; vc = vq + (h/2) a2
+  for (int k = 0; k < n3; k++) vqb[k] += vs[k];
+  rk4_adjoint(n3, d, 2 * h / 6, av, h / 2, vs);
+  accel_vjp(m, d, xb, s->fext, 1.0, out->x, vqb, h / 2, out);
+
+  // stage 3 at xc = x0 + (h/2) vb, a3's adjoint 2h/6 vb1 + h vdb (vdb = h/6 xb1)
+  for (int k = 0; k < n3; k++) vs[k] = 2 * h / 6 * ax[k];
+  rk4_adjoint(n3, d, 2 * h / 6, av, h * h / 6, ax);
+  accel_vjp(m, d, xc, s->fext, 1.0, out->x, vs, h / 2, out);
+
+  // stage 1 at x0, a1's adjoint h/6 vb1 + (h/2) vbb; vb = vq + (h/2) a1
+  for (int k = 0; k < n3; k++) vqb[k] += vs[k];
+  rk4_adjoint(n3, d, h / 6, av, h / 2, vs);
+  accel_vjp(m, d, s->x, s->fext, 1.0, out->x, NULL, 0, out);
+  damped_vjp(m, d, vqb, exp(-m->damping * h), h, out);
 }
 
 /* implicit Euler by the implicit function theorem on grad g(x1) = 0 */
@@ -152,7 +227,7 @@ static ms_status implicit_vjp(const ms_model *m, ms_data *d, double h, const ms_
 
   // the springs' adjoints, and their pull on fixed vertices
   memset(pull, 0, sizeof(double) * n3);
-  springs_vjp(m, s->xn, lam, pull, out);
+  springs_vjp(m, s->xn, lam, pull, NULL, 0, out);
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {
       int k = 3 * i + t;
@@ -179,6 +254,7 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
     case MS_EXPLICIT_EULER:
     case MS_SYMPLECTIC_EULER:
     case MS_VELOCITY_VERLET:
+    case MS_RK4:
     case MS_IMPLICIT_EULER:
       return NULL;
     case MS_XPBD:
@@ -192,7 +268,7 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
              "not implemented: use implicit_euler with a tol";
     default:
       return "its adjoint is not implemented yet (explicit_euler, symplectic_euler, "
-             "velocity_verlet and implicit_euler have one)";
+             "velocity_verlet, rk4 and implicit_euler have one)";
   }
 }
 
@@ -221,6 +297,9 @@ ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
       return MS_OK;
     case MS_VELOCITY_VERLET:
       verlet_vjp(m, d, h, s, av, out);
+      return MS_OK;
+    case MS_RK4:
+      rk4_vjp(m, d, h, s, ax, av, out);
       return MS_OK;
     default:
       return implicit_vjp(m, d, h, s, ax, av, out, info);

@@ -15,9 +15,12 @@ tolerance, by any solver of g, gets the implicit function theorem on grad g(x1) 
 with the exact Hessian of g, M/dt^2 + H(x1), per step (as in DiffPD, Du et al. 2021), so the
 gradient does not depend on which solver found x1. Everything is float64.
 
-Not differentiated (asking raises ValueError naming the cause): contact with planes and spheres
-and its friction, self-contact, and the methods fms, xpbd, linearized_implicit,
-implicit_midpoint and bdf2.
+Contact with planes and spheres is differentiated through its penalty energy
+contact_stiffness/2 * depth^2, with its exact Hessian (a sphere's negative lateral curvature
+included, which the forward Newton drops): the gradient of the run as it went, exact except at
+the instants a vertex meets a collider, where that Hessian jumps. Not differentiated (asking
+raises ValueError naming the cause): friction, self-contact, and the methods fms, xpbd,
+linearized_implicit, implicit_midpoint and bdf2.
 """
 
 from __future__ import annotations

@@ -184,8 +184,9 @@ class System(_core.System):
         run) and damping. explicit_euler, symplectic_euler, velocity_verlet and rk4 get the
         exact reverse of their steps (the discrete adjoint); implicit_euler, which needs a tol > 0,
         the implicit function theorem on grad g(x) = 0, whichever solver ran (backward warns
-        with AdjointWarning about steps that did not reach tol). A method or scene without a
-        gradient (other methods, colliders, self-contact) and a before_step script (it may
+        with AdjointWarning about steps that did not reach tol). Contact with planes and
+        spheres is differentiated through its penalty energy. A method or scene without a
+        gradient (other methods, friction, self-contact) and a before_step script (it may
         change the model mid-run) raise ValueError naming the cause before the run starts.
         """
         steps = as_int("steps", steps, 0, 2**63 - 1)  # the step counter is an int64

@@ -7,7 +7,14 @@
  * applied to (xb1, vb1), reverse accumulation one step at a time (the discrete adjoint). On
  * free vertices, with q = exp(-c h) the damping's decay, vq = q v0, and
  *
- *   a(x) = M^-1 (f(x) + f_ext) + g,   f = -grad E,   E = sum_s k_s/2 (|x_i - x_j| - r_s)^2,
+ *   a(x) = M^-1 (f(x) + f_ext) + g,   f = -grad E,   E = sum_s k_s/2 (|x_i - x_j| - r_s)^2
+ *                                                          + sum_i kc/2 phi_i(x_i)^2,
+ *
+ * the springs' energy and the contact penalty (phi_i > 0: vertex i's depth in a plane or a
+ * sphere, contact.c). E is smooth except where a vertex meets a collider (phi_i = 0, where its
+ * Hessian jumps): the gradient is that of the run as it went, exact away from those instants.
+ * Friction (a velocity rule or a lagged potential) and self-contact (a projection) are not
+ * differentiated: ms_adjoint_refusal names them.
  *
  * the explicit methods and their transposes are (J_a the Jacobian of a over x and p, |x its
  * x-part; the stage points are recomputed from x0, v0):
@@ -28,7 +35,8 @@
  *     xb0 = xb1 + sum_s J_a(xs)^T asb|x,   vqb = vb1 + 2h/6 xb1 + vcb + vbb + (h/2) J_a(xb)^T a2b|x
  *
  * and every method ends with vb0 = q vqb, cb = -h vq.vqb. J_a(x)^T z, with w = M^-1 z, is one
- * Hessian-vector product: x: -H(x) w (H = grad^2 E, exact), and per spring s = (i, j) with
+ * Hessian-vector product: x: -H(x) w (H = grad^2 E, exact, a sphere's lateral curvature
+ * included), and per spring s = (i, j) with
  * d = x_i - x_j, l = |d|: k_s: (r_s/l - 1) d.(w_i - w_j), r_s: (k_s/l) d.(w_i - w_j); per
  * vertex m_i: -w_i.(f_i + f_ext,i)/m_i, f_ext,i: w_i.
  *
@@ -83,11 +91,34 @@ static void springs_vjp(const ms_model *m, const double *x, const double *w, dou
   }
 }
 
+/* xb -= Hc(x) w (and xb2 -= c2 Hc(x) w where given), Hc the exact Hessian of the contact
+ * penalty, one 3x3 block per free vertex in contact */
+static void contact_vjp(const ms_model *m, const double *x, const double *w, double *xb,
+                        double *xb2, double c2) {
+  for (int i = 0; i < m->nv && m->nplane + m->nsphere > 0; i++) {
+    double blk[9], lateral[9];
+    if (!ms_contact_hessian(m, x, i, blk)) continue;
+    ms_contact_curvature(m, x, i, lateral);
+    for (int r = 0; r < 3; r++) {
+      const double *row = blk + 3 * r, *lat = lateral + 3 * r, *wi = w + 3 * i;
+      double hw = (row[0] + lat[0]) * wi[0] + (row[1] + lat[1]) * wi[1] + (row[2] + lat[2]) * wi[2];
+      xb[3 * i + r] -= hw;
+      if (xb2) xb2[3 * i + r] -= c2 * hw;
+    }
+  }
+}
+
+/* d->f = the spring and contact forces at x [N] */
+static void forces(const ms_model *m, ms_data *d, const double *x) {
+  ms_spring_forces(m, d, x, d->f, 0);
+  ms_contact_forces(m, x, d->f);
+}
+
 /* J_a(x)^T z with z = scale * d->g on free vertices (d->g is overwritten by w = M^-1 z):
  * its x-part added to xb (and times c2 to xb2 where given), its parameter parts to out */
 static void accel_vjp(const ms_model *m, ms_data *d, const double *x, const double *fext,
                       double scale, double *xb, double *xb2, double c2, ms_adj_out *out) {
-  ms_spring_forces(m, d, x, d->f, 0);
+  forces(m, d, x);
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {
       int k = 3 * i + t;
@@ -96,6 +127,7 @@ static void accel_vjp(const ms_model *m, ms_data *d, const double *x, const doub
       out->fext[k] += d->g[k];
     }
   springs_vjp(m, x, d->g, xb, xb2, c2, out);
+  contact_vjp(m, x, d->g, xb, xb2, c2);
 }
 
 /* d->s = vq, the damped velocity q v (zero on fixed vertices) */
@@ -147,7 +179,7 @@ static void verlet_vjp(const ms_model *m, ms_data *d, double h, const ms_adj_ste
 
 /* d->g = a(x) = M^-1 (f(x) + f_ext) + g on free vertices, 0 on fixed ones */
 static void accel(const ms_model *m, ms_data *d, const double *x, const double *fext) {
-  ms_spring_forces(m, d, x, d->f, 0);
+  forces(m, d, x);
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {
       int k = 3 * i + t;
@@ -244,9 +276,9 @@ static ms_status implicit_vjp(const ms_model *m, ms_data *d, double h, const ms_
 
 /* why method on model m has no gradient here, in a sentence; NULL when it has one */
 const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
-  if (m->nplane + m->nsphere > 0)
-    return "contact with planes and spheres (and its friction) is not differentiated yet: "
-           "remove the colliders";
+  if (m->nplane + m->nsphere > 0 && m->mu > 0)
+    return "friction (a velocity impulse after the explicit steps, a lagged potential in the "
+           "implicit ones) is not differentiated: set friction=0";
   if (m->self_contact)
     return "self-contact's displacement bounds are a projection, not differentiable: set "
            "self_contact=False";

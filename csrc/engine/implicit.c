@@ -155,9 +155,10 @@ static ms_status factor(const ms_model *m, ms_implicit *w, ms_info *info) {
 }
 
 /* z = (M/h^2 + H(x))^-1 b over the free vertices (b and z (nv,3), z zero on fixed ones), the
- * spring Hessian H treated by spd (MS_SPD_NONE: exact), through the factor Newton keeps: its
- * symbolic analysis reused, the values refactorised; MS_ENOTPD with info->vertex and
- * info->axis where the matrix is not positive definite */
+ * spring and contact Hessian H treated by spd (MS_SPD_NONE: exact, a sphere's lateral
+ * curvature included), through the factor Newton keeps: its symbolic analysis reused, the
+ * values refactorised; MS_ENOTPD with info->vertex and info->axis where the matrix is not
+ * positive definite */
 ms_status ms_newton_solve(const ms_model *m, ms_data *d, const double *x, double h, ms_spd spd,
                           const double *b, double *z, ms_info *info) {
   ms_implicit *w;
@@ -165,6 +166,11 @@ ms_status ms_newton_solve(const ms_model *m, ms_data *d, const double *x, double
   if (st != MS_OK) return st;
   ms_opt o = {.spd = spd};
   build_system(m, d, x, x, w, &o, 1.0 / (h * h), 1.0);
+  for (int i = 0; i < m->nv && spd == MS_SPD_NONE && m->nsphere > 0; i++) {
+    double blk[9];
+    ms_contact_curvature(m, x, i, blk);
+    for (int t = 0; t < 9; t++) w->vb[9 * i + t] += blk[t];
+  }
   st = factor(m, w, info);
   return st == MS_OK ? chol_solve(m, w, b, z) : st;
 }

@@ -13,14 +13,15 @@ of their step, one exact Hessian-vector product per force evaluation (RK4 recomp
 stage points from the step's start). Implicit Euler solved to a
 tolerance, by any solver of g, gets the implicit function theorem on grad g(x1) = 0: one solve
 with the exact Hessian of g, M/dt^2 + H(x1), per step (as in DiffPD, Du et al. 2021), so the
-gradient does not depend on which solver found x1. Everything is float64.
+gradient does not depend on which solver found x1; implicit midpoint likewise on its midpoint.
+Everything is float64.
 
 Contact with planes and spheres is differentiated through its penalty energy
 contact_stiffness/2 * depth^2, with its exact Hessian (a sphere's negative lateral curvature
 included, which the forward Newton drops): the gradient of the run as it went, exact except at
 the instants a vertex meets a collider, where that Hessian jumps. Not differentiated (asking
 raises ValueError naming the cause): friction, self-contact, and the methods fms, xpbd,
-linearized_implicit, implicit_midpoint and bdf2.
+linearized_implicit and bdf2.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
     from .system import System
 
 
+# the methods whose gradient comes from the implicit function theorem
+IMPLICIT = ("implicit_euler", "implicit_midpoint")
+
+
 class AdjointWarning(UserWarning):
     """An implicit step did not reach its tol: the implicit function theorem's gradient is the
     gradient of an exact solve, not of the iterate the solver stopped at."""
@@ -50,8 +55,8 @@ class Gradient:
     vertices); positions (n,3) [L/m] and velocities (n,3) [L s/m] of the initial state (of the
     step's start for `step_vjp`; velocities zero on fixed vertices, which ignore theirs);
     external_forces (n,3) [L/N], held constant over the run (zero on fixed vertices);
-    damping [L s]. residual: implicit Euler only, the largest |grad g| [N] of the steps'
-    solutions, how far they are from g's minimisers; 0 for the explicit methods.
+    damping [L s]. residual: implicit Euler and midpoint only, the largest |grad g| [N] of
+    the steps' solutions, how far they are from g's minimisers; 0 for the explicit methods.
     """
 
     stiffness: np.ndarray
@@ -76,8 +81,8 @@ def _check(sim: System, method: str, core_options: dict[str, Any]) -> None:
     why = refusal(sim, method)
     if why is not None:
         raise ValueError(f"{method} has no gradient here: {why}")
-    if method == "implicit_euler" and not core_options.get("tol", 0.0) > 0:
-        raise ValueError("implicit_euler: its gradient comes from the implicit function theorem, "
+    if method in IMPLICIT and not core_options.get("tol", 0.0) > 0:
+        raise ValueError(f"{method}: its gradient comes from the implicit function theorem, "
                          "which needs each step solved to a tolerance: give tol > 0 (and "
                          "iterations enough to reach it)")
 
@@ -92,7 +97,8 @@ def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,
     dL/dx_next and dL/dv_next. Returns the Gradient through this step: positions and
     velocities are dL/dx and dL/dv of its start. The parameters (stiffness, rest lengths,
     masses, damping) are sim's as they are now. `options` are the step's options: implicit
-    Euler needs its tol, and warns (AdjointWarning) when |grad g(x_next)| exceeds it.
+    Euler and midpoint need their tol, and warn (AdjointWarning) when |grad g| at the step's
+    solution exceeds it.
     Costs one force pass and one Hessian-vector product per force evaluation of the step;
     implicit Euler one factorisation of M/dt^2 + H(x_next) (NotPositiveDefiniteError when
     that exact Hessian is indefinite: x_next is then no minimum of g, and no gradient exists).
@@ -101,10 +107,10 @@ def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,
     _check(sim, method, core)
     fext = sim.external_forces if external_forces is None else external_forces
     grad = _vjp(sim, method, dt, x, v, x_next, v_next, fext, adj_x, adj_v)
-    if method == "implicit_euler" and grad.residual > core["tol"]:
-        warnings.warn(f"implicit_euler: |grad g(x_next)| = {grad.residual:.3g} N exceeds tol = "
-                      f"{core['tol']:.3g} N: the gradient is that of an exact solve",
-                      AdjointWarning, stacklevel=2)
+    if method in IMPLICIT and grad.residual > core["tol"]:
+        warnings.warn(f"{method}: |grad g| = {grad.residual:.3g} N at the step's solution "
+                      f"exceeds tol = {core['tol']:.3g} N: the gradient is that of an exact "
+                      "solve", AdjointWarning, stacklevel=2)
     return grad
 
 

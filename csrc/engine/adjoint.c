@@ -50,9 +50,12 @@
  *
  * gives pb = -lam^T dG/dp: y's adjoint yb = M lam/h^2, xb0 = yb - vb1/h, vqb = h yb,
  * f_ext: lam, m_i: -lam_i.((x1 - y)_i/h^2 + f_ext,i/m_i), the springs' k and r as above with
- * w = lam. A is refactorised with the symbolic analysis Newton keeps (implicit.c); where the
- * exact A is not positive definite x1 is no strict minimum of g, and the gradient is refused
- * (MS_ENOTPD) rather than made up.
+ * w = lam. Implicit midpoint is the same with g's unknown the midpoint z = (x0 + x1)/2 and
+ * step h/2 (y = x0 + (h/2) vq + (h/2)^2 (g + M^-1 f_ext)), x1 = 2z - x0 and
+ * v1 = 4 (z - x0)/h - vq: A lam = 2 xb1 + 4 vb1/h, xb0 = yb - xb1 - 4 vb1/h,
+ * vqb = (h/2) yb - vb1. A is refactorised with the symbolic analysis Newton keeps
+ * (implicit.c); where the exact A is not positive definite the solution is no strict minimum
+ * of g, and the gradient is refused (MS_ENOTPD) rather than made up.
  *
  * Fixed vertices keep x1 = x0 and v1 = 0: their xb0 is xb1 plus the pull -H w of their springs
  * to free vertices, their vb0 is 0, and their masses and external forces have no adjoint.
@@ -240,35 +243,41 @@ static void rk4_vjp(const ms_model *m, ms_data *d, double h, const ms_adj_step *
   damped_vjp(m, d, vqb, exp(-m->damping * h), h, out);
 }
 
-/* implicit Euler by the implicit function theorem on grad g(x1) = 0 */
-static ms_status implicit_vjp(const ms_model *m, ms_data *d, double h, const ms_adj_step *s,
-                              const double *ax, const double *av, ms_adj_out *out, ms_info *info) {
+/* implicit Euler (z = x1, hs = h) and implicit midpoint (z = (x0 + x1)/2, hs = h/2) by the
+ * implicit function theorem on grad g(z) = 0, with x1 = a z - (a - 1) x0 and
+ * v1 = b (z - x0) - c vq */
+static ms_status implicit_vjp(const ms_model *m, ms_data *d, int midpoint, double h,
+                              const ms_adj_step *s, const double *ax, const double *av,
+                              ms_adj_out *out, ms_info *info) {
   int n3 = 3 * m->nv;
-  double obj, h2 = h * h, *lam = d->g, *pull = d->vn, *yb = d->xn;
+  double a = midpoint ? 2 : 1, b = midpoint ? 4 / h : 1 / h, c = midpoint;
+  double hs = midpoint ? h / 2 : h, hs2 = hs * hs, obj;
+  double *z = d->vb, *lam = d->g, *pull = d->vn, *yb = d->xn;
+  for (int k = 0; k < n3; k++) z[k] = midpoint ? (s->x[k] + s->xn[k]) / 2 : s->xn[k];
 
-  // y and how far x1 is from g's minimiser
+  // y and how far z is from g's minimiser
   ms_data base = {.x = (double *)s->x, .vn = d->s, .fext = (double *)s->fext};
-  ms_inertial_target(m, &base, h, d->y);
+  ms_inertial_target(m, &base, hs, d->y);
   d->fr.active = 0;
-  out->residual = ms_objective_grad(m, d, s->xn, d->y, h, d->g, &obj);
+  out->residual = ms_objective_grad(m, d, z, d->y, hs, d->g, &obj);
 
-  // A lam = xb1 + vb1/h
-  for (int k = 0; k < n3; k++) d->f[k] = ax[k] + av[k] / h;
-  ms_status st = ms_newton_solve(m, d, s->xn, h, MS_SPD_NONE, d->f, lam, info);
+  // A lam = zb, z's adjoint a xb1 + b vb1
+  for (int k = 0; k < n3; k++) d->f[k] = a * ax[k] + b * av[k];
+  ms_status st = ms_newton_solve(m, d, z, hs, MS_SPD_NONE, d->f, lam, info);
   if (st != MS_OK) return st;
 
-  // the springs' adjoints, and their pull on fixed vertices
+  // the springs' adjoints and their pull on fixed vertices; y's adjoint yb, then vq's
   memset(pull, 0, sizeof(double) * n3);
-  springs_vjp(m, s->xn, lam, pull, NULL, 0, out);
+  springs_vjp(m, z, lam, pull, NULL, 0, out);
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {
       int k = 3 * i + t;
       double mi = m->mass[i];
-      yb[k] = m->fixed[i] ? 0.0 : mi * lam[k] / h2;
-      out->x[k] = m->fixed[i] ? ax[k] + pull[k] : yb[k] - av[k] / h;
+      yb[k] = m->fixed[i] ? 0.0 : mi * lam[k] / hs2;
+      out->x[k] = m->fixed[i] ? ax[k] + pull[k] : yb[k] - (a - 1) * ax[k] - b * av[k];
       out->fext[k] += m->fixed[i] ? 0.0 : lam[k];
-      out->mass[i] -= m->fixed[i] ? 0.0 : lam[k] * ((s->xn[k] - d->y[k]) / h2 + s->fext[k] / mi);
-      yb[k] *= h;
+      out->mass[i] -= m->fixed[i] ? 0.0 : lam[k] * ((z[k] - d->y[k]) / hs2 + s->fext[k] / mi);
+      yb[k] = hs * yb[k] - c * av[k];
     }
   damped_vjp(m, d, yb, exp(-m->damping * h), h, out);
   return MS_OK;
@@ -288,6 +297,7 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
     case MS_VELOCITY_VERLET:
     case MS_RK4:
     case MS_IMPLICIT_EULER:
+    case MS_IMPLICIT_MIDPOINT:
       return NULL;
     case MS_XPBD:
       return "xpbd's projections are not differentiated";
@@ -300,7 +310,7 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
              "not implemented: use implicit_euler with a tol";
     default:
       return "its adjoint is not implemented yet (explicit_euler, symplectic_euler, "
-             "velocity_verlet, rk4 and implicit_euler have one)";
+             "velocity_verlet, rk4, implicit_euler and implicit_midpoint have one)";
   }
 }
 
@@ -334,6 +344,6 @@ ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
       rk4_vjp(m, d, h, s, ax, av, out);
       return MS_OK;
     default:
-      return implicit_vjp(m, d, h, s, ax, av, out, info);
+      return implicit_vjp(m, d, method == MS_IMPLICIT_MIDPOINT, h, s, ax, av, out, info);
   }
 }

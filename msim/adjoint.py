@@ -13,15 +13,16 @@ of their step, one exact Hessian-vector product per force evaluation (RK4 recomp
 stage points from the step's start). Implicit Euler solved to a
 tolerance, by any solver of g, gets the implicit function theorem on grad g(x1) = 0: one solve
 with the exact Hessian of g, M/dt^2 + H(x1), per step (as in DiffPD, Du et al. 2021), so the
-gradient does not depend on which solver found x1; implicit midpoint likewise on its midpoint.
-Everything is float64.
+gradient does not depend on which solver found x1; implicit midpoint and BDF2 likewise (on
+the midpoint; from the two states BDF2 builds its step from, so the adjoint of a BDF2 step
+reaches the state one step back too). Everything is float64.
 
 Contact with planes and spheres is differentiated through its penalty energy
 contact_stiffness/2 * depth^2, with its exact Hessian (a sphere's negative lateral curvature
 included, which the forward Newton drops): the gradient of the run as it went, exact except at
 the instants a vertex meets a collider, where that Hessian jumps. Not differentiated (asking
-raises ValueError naming the cause): friction, self-contact, and the methods fms, xpbd,
-linearized_implicit and bdf2.
+raises ValueError naming the cause): friction, self-contact, and the methods fms, xpbd and
+linearized_implicit.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 
 # the methods whose gradient comes from the implicit function theorem
-IMPLICIT = ("implicit_euler", "implicit_midpoint")
+IMPLICIT = ("implicit_euler", "implicit_midpoint", "bdf2")
 
 
 class AdjointWarning(UserWarning):
@@ -55,8 +56,11 @@ class Gradient:
     vertices); positions (n,3) [L/m] and velocities (n,3) [L s/m] of the initial state (of the
     step's start for `step_vjp`; velocities zero on fixed vertices, which ignore theirs);
     external_forces (n,3) [L/N], held constant over the run (zero on fixed vertices);
-    damping [L s]. residual: implicit Euler and midpoint only, the largest |grad g| [N] of
-    the steps' solutions, how far they are from g's minimisers; 0 for the explicit methods.
+    damping [L s]. residual: the implicit methods only, the largest |grad g| [N] of the
+    steps' solutions, how far they are from g's minimisers; 0 for the explicit methods.
+    previous_positions (n,3) [L/m], previous_velocities (n,3) [L s/m]: bdf2 only, when its
+    first step had a history (the state one step back, get_state's previous_positions and
+    previous_velocities), the gradient with respect to that state; None otherwise.
     """
 
     stiffness: np.ndarray
@@ -67,6 +71,8 @@ class Gradient:
     external_forces: np.ndarray
     damping: float
     residual: float = 0.0
+    previous_positions: np.ndarray | None = None
+    previous_velocities: np.ndarray | None = None
 
 
 def refusal(sim: System, method: str) -> str | None:
@@ -89,16 +95,20 @@ def _check(sim: System, method: str, core_options: dict[str, Any]) -> None:
 
 def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,
              x_next: np.ndarray, v_next: np.ndarray, adj_x: np.ndarray, adj_v: np.ndarray, *,
-             external_forces: np.ndarray | None = None, **options: Any) -> Gradient:
+             external_forces: np.ndarray | None = None,
+             previous: tuple[np.ndarray, np.ndarray] | None = None, **options: Any) -> Gradient:
     """The vector-Jacobian product of one step of `method` on `sim`'s model, for custom loops.
 
     The step of `dt` seconds went from (x, v) to (x_next, v_next) ((n,3) [m], [m/s]) under
     `external_forces` ((n,3) [N]; default sim.external_forces); adj_x, adj_v ((n,3)) are
     dL/dx_next and dL/dv_next. Returns the Gradient through this step: positions and
     velocities are dL/dx and dL/dv of its start. The parameters (stiffness, rest lengths,
-    masses, damping) are sim's as they are now. `options` are the step's options: implicit
-    Euler and midpoint need their tol, and warn (AdjointWarning) when |grad g| at the step's
-    solution exceeds it.
+    masses, damping) are sim's as they are now. previous: bdf2's state one step back,
+    (positions, velocities), when the step had one (a step of the same dt before it; without
+    it the step was implicit Euler); the Gradient's previous_positions and
+    previous_velocities are then the adjoints of that state. `options` are the step's
+    options: the implicit methods need their tol, and warn (AdjointWarning) when |grad g| at
+    the step's solution exceeds it.
     Costs one force pass and one Hessian-vector product per force evaluation of the step;
     implicit Euler one factorisation of M/dt^2 + H(x_next) (NotPositiveDefiniteError when
     that exact Hessian is indefinite: x_next is then no minimum of g, and no gradient exists).
@@ -106,7 +116,7 @@ def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,
     core = resolve(method, options)
     _check(sim, method, core)
     fext = sim.external_forces if external_forces is None else external_forces
-    grad = _vjp(sim, method, dt, x, v, x_next, v_next, fext, adj_x, adj_v)
+    grad = _vjp(sim, method, dt, x, v, x_next, v_next, fext, adj_x, adj_v, previous=previous)
     if method in IMPLICIT and grad.residual > core["tol"]:
         warnings.warn(f"{method}: |grad g| = {grad.residual:.3g} N at the step's solution "
                       f"exceeds tol = {core['tol']:.3g} N: the gradient is that of an exact "
@@ -114,19 +124,21 @@ def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,
     return grad
 
 
-def _vjp(sim: System, method: str, dt: float, *arrays: np.ndarray) -> Gradient:
+def _vjp(sim: System, method: str, dt: float, *arrays: np.ndarray,
+         previous: tuple[np.ndarray, np.ndarray] | None) -> Gradient:
     """step_vjp without its checks: arrays are x, v, x_next, v_next, external_forces, adj_x,
-    adj_v."""
-    gx, gv, k, r, m, f, c, res = sim._step_vjp(method, dt, *arrays)
-    return Gradient(k, r, m, gx, gv, f, c, res)
+    adj_v; previous bdf2's state one step back or None."""
+    gx, gv, k, r, m, f, c, res, px, pv = sim._step_vjp(method, dt, *arrays, *(previous or ()))
+    return Gradient(k, r, m, gx, gv, f, c, res, px, pv)
 
 
 @dataclass
 class Tape:
     """What `System.simulate(..., adjoint=True)` keeps for the backward pass: the state before
     every step and after the last, 2 * n * 3 * 8 bytes (48 n bytes) per step for every
-    supported method (velocity Verlet and RK4 recompute their stages, implicit Euler
-    refactorises its Hessian), and a copy of the System's model as the run used it."""
+    supported method (velocity Verlet and RK4 recompute their stages, the implicit methods
+    refactorise their Hessian), bdf2's history before the run when it had one, and a copy of
+    the System's model as the run used it."""
 
     model: System
     method: str
@@ -134,6 +146,7 @@ class Tape:
     options: dict[str, Any]
     external_forces: np.ndarray
     record_every: int = 1
+    previous: tuple[np.ndarray, np.ndarray] | None = None
     positions: list[np.ndarray] = field(default_factory=list)
     velocities: list[np.ndarray] = field(default_factory=list)
     unconverged: list[int] = field(default_factory=list)
@@ -144,8 +157,11 @@ class Tape:
         """A tape for a run of `sim` from its current state; ValueError when the run would
         have no gradient."""
         _check(sim, method, resolve(method, options))
+        state = sim.get_state()
+        previous = ((state["previous_positions"], state["previous_velocities"])
+                    if method == "bdf2" and state["previous_dt"] == dt else None)
         tape = cls(sim.copy(), method, float(dt), dict(options), sim.external_forces,
-                   record_every)
+                   record_every, previous)
         tape.positions.append(sim.positions)
         tape.velocities.append(sim.velocities)
         return tape
@@ -169,20 +185,34 @@ class Tape:
             warnings.warn(f"{self.method}: {len(self.unconverged)} steps (the first: step "
                           f"{self.unconverged[0]}) did not reach tol: the gradient is that of "
                           "exact solves", AdjointWarning, stacklevel=3)
+        # state k's adjoint: the loss's, step k's (from its start) and, in bdf2, step k+1's
+        # (from the state one step back, carried)
         ax, av = adj[0][frames - 1].copy(), adj[1][frames - 1].copy()
-        total = None
+        total, carry = None, None
         for k in range((frames - 1) * self.record_every - 1, -1, -1):
             g = _vjp(self.model, self.method, self.dt, self.positions[k], self.velocities[k],
-                     self.positions[k + 1], self.velocities[k + 1], self.external_forces, ax, av)
+                     self.positions[k + 1], self.velocities[k + 1], self.external_forces, ax, av,
+                     previous=self._history(k))
             total = g if total is None else _add(total, g)
             ax, av = g.positions, g.velocities
+            if carry is not None:
+                ax, av = ax + carry[0], av + carry[1]
+            carry = (None if g.previous_positions is None
+                     else (g.previous_positions, g.previous_velocities))
             if k % self.record_every == 0:
                 ax, av = ax + adj[0][k // self.record_every], av + adj[1][k // self.record_every]
         if total is None:
             m = self.model.n_springs
             total = Gradient(np.zeros(m), np.zeros(m), np.zeros(n), ax, av, np.zeros((n, 3)), 0.0)
         return Gradient(total.stiffness, total.rest_lengths, total.mass, ax, av,
-                        total.external_forces, total.damping, total.residual)
+                        total.external_forces, total.damping, total.residual,
+                        *(carry or (None, None)))
+
+    def _history(self, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """bdf2's state one step before step k (None: none, or another method)."""
+        if self.method != "bdf2":
+            return None
+        return self.previous if k == 0 else (self.positions[k - 1], self.velocities[k - 1])
 
 
 def _add(a: Gradient, b: Gradient) -> Gradient:

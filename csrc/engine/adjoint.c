@@ -243,43 +243,90 @@ static void rk4_vjp(const ms_model *m, ms_data *d, double h, const ms_adj_step *
   damped_vjp(m, d, vqb, exp(-m->damping * h), h, out);
 }
 
-/* implicit Euler (z = x1, hs = h) and implicit midpoint (z = (x0 + x1)/2, hs = h/2) by the
- * implicit function theorem on grad g(z) = 0, with x1 = a z - (a - 1) x0 and
- * v1 = b (z - x0) - c vq */
-static ms_status implicit_vjp(const ms_model *m, ms_data *d, int midpoint, double h,
+/* the implicit schemes as potential.c writes them: g's unknown z and step hs, its target
+ * y = xb + hs vb + hs^2 (g + M^-1 f_ext) from the base point xb = x0 (bdf2: (4 x0 - xp)/3)
+ * and base velocity vb = vq (bdf2: (4 vq - q^2 vp)/3), and the step's end
+ * x1 = a z - (a - 1) x0, v1 = b (z - xb) - c vq */
+typedef struct {
+  int midpoint, bdf2; /* implicit midpoint; bdf2 with a history (else implicit Euler) */
+  double hs, a, b, c;
+} scheme;
+
+static scheme scheme_of(ms_method method, double h, const ms_adj_step *s) {
+  if (method == MS_IMPLICIT_MIDPOINT) return (scheme){1, 0, h / 2, 2, 4 / h, 1};
+  if (method == MS_BDF2 && s->xp) return (scheme){0, 1, 2 * h / 3, 1, 3 / (2 * h), 0};
+  return (scheme){0, 0, h, 1, 1 / h, 0};
+}
+
+/* y into d->y and, for bdf2, vb into d->vb (d->s holds vq) */
+static void scheme_target(const ms_model *m, ms_data *d, const scheme *sc, const ms_adj_step *s,
+                          double q) {
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3 && sc->bdf2; t++) {
+      int k = 3 * i + t;
+      d->y[k] = m->fixed[i] ? s->x[k] : (4 * s->x[k] - s->xp[k]) / 3;
+      d->vb[k] = m->fixed[i] ? 0.0 : (4 * d->s[k] - q * q * s->vp[k]) / 3;
+    }
+  ms_data base = {.x = sc->bdf2 ? d->y : (double *)s->x,
+                  .vn = sc->bdf2 ? d->vb : d->s,
+                  .fext = (double *)s->fext};
+  ms_inertial_target(m, &base, sc->hs, d->y);
+}
+
+/* from vb's adjoint vbb: bdf2's vb = (4 q v0 - q^2 vp)/3 into out->v, out->vp and the
+ * damping's adjoint (the others' vb = vq: damped_vjp) */
+static void bdf2_velocity_vjp(const ms_model *m, const ms_data *d, const ms_adj_step *s,
+                              const double *vbb, double q, double h, ms_adj_out *out) {
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) {
+      int k = 3 * i + t;
+      out->damping += vbb[k] * (-4 * h * d->s[k] + 2 * h * q * q * s->vp[k]) / 3;
+      out->v[k] = m->fixed[i] ? 0.0 : 4 * q * vbb[k] / 3;
+      out->vp[k] = m->fixed[i] ? 0.0 : -q * q * vbb[k] / 3;
+    }
+}
+
+/* implicit Euler, implicit midpoint and bdf2 by the implicit function theorem on
+ * grad g(z) = 0 (scheme) */
+static ms_status implicit_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
                               const ms_adj_step *s, const double *ax, const double *av,
                               ms_adj_out *out, ms_info *info) {
   int n3 = 3 * m->nv;
-  double a = midpoint ? 2 : 1, b = midpoint ? 4 / h : 1 / h, c = midpoint;
-  double hs = midpoint ? h / 2 : h, hs2 = hs * hs, obj;
-  double *z = d->vb, *lam = d->g, *pull = d->vn, *yb = d->xn;
-  for (int k = 0; k < n3; k++) z[k] = midpoint ? (s->x[k] + s->xn[k]) / 2 : s->xn[k];
+  scheme sc = scheme_of(method, h, s);
+  double hs = sc.hs, hs2 = hs * hs, q = exp(-m->damping * h), obj;
+  double *lam = d->g, *pull = d->vn, *yb = d->xn, *z = sc.midpoint ? d->f : (double *)s->xn;
+  for (int k = 0; k < n3 && sc.midpoint; k++) z[k] = (s->x[k] + s->xn[k]) / 2;
 
   // y and how far z is from g's minimiser
-  ms_data base = {.x = (double *)s->x, .vn = d->s, .fext = (double *)s->fext};
-  ms_inertial_target(m, &base, hs, d->y);
+  scheme_target(m, d, &sc, s, q);
   d->fr.active = 0;
   out->residual = ms_objective_grad(m, d, z, d->y, hs, d->g, &obj);
 
-  // A lam = zb, z's adjoint a xb1 + b vb1
-  for (int k = 0; k < n3; k++) d->f[k] = a * ax[k] + b * av[k];
-  ms_status st = ms_newton_solve(m, d, z, hs, MS_SPD_NONE, d->f, lam, info);
+  // A lam = zb, z's adjoint a xb1 + b vb1 (into pull, then solved in place)
+  for (int k = 0; k < n3; k++) pull[k] = sc.a * ax[k] + sc.b * av[k];
+  ms_status st = ms_newton_solve(m, d, z, hs, MS_SPD_NONE, pull, lam, info);
   if (st != MS_OK) return st;
 
-  // the springs' adjoints and their pull on fixed vertices; y's adjoint yb, then vq's
+  // the springs' adjoints and their pull on fixed vertices; y's adjoint yb, then xb's
+  // (x0's and xp's) and vb's
   memset(pull, 0, sizeof(double) * n3);
   springs_vjp(m, z, lam, pull, NULL, 0, out);
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {
       int k = 3 * i + t;
-      double mi = m->mass[i];
+      double mi = m->mass[i], xbb;
       yb[k] = m->fixed[i] ? 0.0 : mi * lam[k] / hs2;
-      out->x[k] = m->fixed[i] ? ax[k] + pull[k] : yb[k] - (a - 1) * ax[k] - b * av[k];
+      xbb = yb[k] - (sc.a - 1) * ax[k] - sc.b * av[k];
+      out->x[k] = m->fixed[i] ? ax[k] + pull[k] : sc.bdf2 ? 4 * xbb / 3 : xbb;
+      if (sc.bdf2) out->xp[k] = m->fixed[i] ? 0.0 : -xbb / 3;
       out->fext[k] += m->fixed[i] ? 0.0 : lam[k];
       out->mass[i] -= m->fixed[i] ? 0.0 : lam[k] * ((z[k] - d->y[k]) / hs2 + s->fext[k] / mi);
-      yb[k] = hs * yb[k] - c * av[k];
+      yb[k] = hs * yb[k] - sc.c * av[k];
     }
-  damped_vjp(m, d, yb, exp(-m->damping * h), h, out);
+  if (sc.bdf2)
+    bdf2_velocity_vjp(m, d, s, yb, q, h, out);
+  else
+    damped_vjp(m, d, yb, q, h, out);
   return MS_OK;
 }
 
@@ -298,6 +345,7 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
     case MS_RK4:
     case MS_IMPLICIT_EULER:
     case MS_IMPLICIT_MIDPOINT:
+    case MS_BDF2:
       return NULL;
     case MS_XPBD:
       return "xpbd's projections are not differentiated";
@@ -309,8 +357,7 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
       return "linearized_implicit's one linear solve would need the derivative of its Hessian, "
              "not implemented: use implicit_euler with a tol";
     default:
-      return "its adjoint is not implemented yet (explicit_euler, symplectic_euler, "
-             "velocity_verlet, rk4, implicit_euler and implicit_midpoint have one)";
+      return "its adjoint is not implemented yet";
   }
 }
 
@@ -344,6 +391,6 @@ ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
       rk4_vjp(m, d, h, s, ax, av, out);
       return MS_OK;
     default:
-      return implicit_vjp(m, d, method == MS_IMPLICIT_MIDPOINT, h, s, ax, av, out, info);
+      return implicit_vjp(m, d, method, h, s, ax, av, out, info);
   }
 }

@@ -380,12 +380,15 @@ typedef struct {
   const double *x, *v;   /* (nv,3) the step's start [m], [m/s] */
   const double *xn, *vn; /* (nv,3) its end, as the step produced it */
   const double *fext;    /* (nv,3) the external forces it ran under [N] */
+  const double *xp, *vp; /* (nv,3) bdf2: the state one step h back, NULL when the step had
+                            none (then it was an implicit Euler step) */
 } ms_adj_step;
 typedef struct {
   double *x, *v;    /* (nv,3) dL/dx [L/m], dL/dv [L s/m] of the start state */
   double *k, *rest; /* (ns) dL/dk [L m/N], dL/dr [L/m] per spring */
   double *mass;     /* (nv) dL/dm [L/kg] per vertex */
   double *fext;     /* (nv,3) dL/df_ext [L/N] */
+  double *xp, *vp;  /* (nv,3) bdf2 with s->xp: dL/dxp, dL/dvp of the state one step back */
   double damping;   /* dL/d(damping) [L s] */
   double residual;  /* implicit Euler: |grad g(xn)| [N], how far xn is from g's minimiser */
 } ms_adj_out;

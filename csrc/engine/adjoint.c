@@ -53,9 +53,13 @@
  * w = lam. Implicit midpoint is the same with g's unknown the midpoint z = (x0 + x1)/2 and
  * step h/2 (y = x0 + (h/2) vq + (h/2)^2 (g + M^-1 f_ext)), x1 = 2z - x0 and
  * v1 = 4 (z - x0)/h - vq: A lam = 2 xb1 + 4 vb1/h, xb0 = yb - xb1 - 4 vb1/h,
- * vqb = (h/2) yb - vb1. A is refactorised with the symbolic analysis Newton keeps
- * (implicit.c); where the exact A is not positive definite the solution is no strict minimum
- * of g, and the gradient is refused (MS_ENOTPD) rather than made up.
+ * vqb = (h/2) yb - vb1. BDF2 with a history (xp, vp one step h back; without one its step is
+ * implicit Euler's) minimises g with step h' = 2h/3 and y = xb + h' vb + h'^2 (g + M^-1 f_ext)
+ * from xb = (4 x0 - xp)/3 and vb = (4 vq - q^2 vp)/3, x1 = z, v1 = (z - xb)/h': A lam = xb1 +
+ * vb1/h', xbb = yb - vb1/h' gives xb0 = 4 xbb/3 and xpb = -xbb/3, vbb = h' yb gives
+ * vb0 = 4 q vbb/3 and vpb = -q^2 vbb/3. A is refactorised with the symbolic analysis Newton
+ * keeps (implicit.c); where the exact A is not positive definite the solution is no strict
+ * minimum of g, and the gradient is refused (MS_ENOTPD) rather than made up.
  *
  * Fixed vertices keep x1 = x0 and v1 = 0: their xb0 is xb1 plus the pull -H w of their springs
  * to free vertices, their vb0 is 0, and their masses and external forces have no adjoint.

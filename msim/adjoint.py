@@ -13,7 +13,8 @@ of their step, one exact Hessian-vector product per force evaluation (RK4 recomp
 stage points from the step's start). Implicit Euler solved to a
 tolerance, by any solver of g, gets the implicit function theorem on grad g(x1) = 0: one solve
 with the exact Hessian of g, M/dt^2 + H(x1), per step (as in DiffPD, Du et al. 2021), so the
-gradient does not depend on which solver found x1; implicit midpoint and BDF2 likewise (on
+gradient does not depend on which solver found x1 (the fms method, implicit Euler by
+local-global iterations, included when given a tol); implicit midpoint and BDF2 likewise (on
 the midpoint; from the two states BDF2 builds its step from, so the adjoint of a BDF2 step
 reaches the state one step back too). Everything is float64.
 
@@ -21,8 +22,8 @@ Contact with planes and spheres is differentiated through its penalty energy
 contact_stiffness/2 * depth^2, with its exact Hessian (a sphere's negative lateral curvature
 included, which the forward Newton drops): the gradient of the run as it went, exact except at
 the instants a vertex meets a collider, where that Hessian jumps. Not differentiated (asking
-raises ValueError naming the cause): friction, self-contact, and the methods fms, xpbd and
-linearized_implicit.
+raises ValueError naming the cause): friction, self-contact, the methods xpbd and
+linearized_implicit, and fms with pin='penalty'.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 
 # the methods whose gradient comes from the implicit function theorem
-IMPLICIT = ("implicit_euler", "implicit_midpoint", "bdf2")
+IMPLICIT = ("implicit_euler", "implicit_midpoint", "bdf2", "fms")
 
 
 class AdjointWarning(UserWarning):
@@ -91,6 +92,10 @@ def _check(sim: System, method: str, core_options: dict[str, Any]) -> None:
         raise ValueError(f"{method}: its gradient comes from the implicit function theorem, "
                          "which needs each step solved to a tolerance: give tol > 0 (and "
                          "iterations enough to reach it)")
+    if method == "fms" and core_options.get("pin", 0) != 0:
+        raise ValueError("fms: pin='penalty' adds a penalty on the fixed vertices to g that the "
+                         "step then undoes; its gradient is not implemented: use "
+                         "pin='eliminate'")
 
 
 def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,

@@ -40,7 +40,8 @@
  * d = x_i - x_j, l = |d|: k_s: (r_s/l - 1) d.(w_i - w_j), r_s: (k_s/l) d.(w_i - w_j); per
  * vertex m_i: -w_i.(f_i + f_ext,i)/m_i, f_ext,i: w_i.
  *
- * Implicit Euler solved to tolerance, by any solver: x1 minimises
+ * Implicit Euler solved to tolerance, by any solver (the fms method is implicit Euler solved by
+ * local-global iterations): x1 minimises
  * g(x) = |x - y|_M^2 / (2 h^2) + E(x), y = x0 + h vq + h^2 (g + M^-1 f_ext), so
  * G(x1, p) = M (x1 - y)/h^2 + grad E(x1) = 0 on free vertices, and v1 = (x1 - x0)/h. The
  * implicit function theorem gives dx1/dp = -A^-1 dG/dp, A = M/h^2 + H(x1) the exact Hessian
@@ -351,12 +352,10 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
     case MS_IMPLICIT_MIDPOINT:
     case MS_BDF2:
       return NULL;
+    case MS_FMS: /* implicit Euler by local-global iterations: differentiated when solved to tol */
+      return NULL;
     case MS_XPBD:
       return "xpbd's projections are not differentiated";
-    case MS_FMS:
-      return "fms stops after a fixed number of local-global iterations, whose derivative is "
-             "not implemented: use implicit_euler with minimizer='fms' and a tol (its gradient "
-             "comes from the implicit function theorem)";
     case MS_LINEARIZED_IMPLICIT:
       return "linearized_implicit's one linear solve would need the derivative of its Hessian, "
              "not implemented: use implicit_euler with a tol";

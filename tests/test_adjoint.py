@@ -252,3 +252,17 @@ def test_bdf2_gradient_reaches_the_history_it_starts_from():
         eps = 1e-5
         fd = (loss(key, eps, d)[0] - loss(key, -eps, d)[0]) / (2 * eps)
         assert abs(fd - exact) <= 1e-6 * abs(exact), key
+
+
+def test_record_every_only_thins_the_frames_the_loss_sees():
+    # a loss on every third frame of 7 steps is the loss on frames 0, 3 and 6 of the full run
+    sc = scene("cloth", seed=6)
+    rng = np.random.default_rng(6)
+    cx, cv = rng.standard_normal((2, 3, len(sc.vertices), 3))
+    thin = sc.system().simulate(7, 0.005, "velocity_verlet", record_every=3, adjoint=True)
+    full = sc.system().simulate(7, 0.005, "velocity_verlet", adjoint=True)
+    fx, fv = np.zeros_like(full.positions), np.zeros_like(full.velocities)
+    fx[[0, 3, 6]], fv[[0, 3, 6]] = cx, cv
+    a = gradient_vector(thin.backward(positions=cx, velocities=cv))
+    b = gradient_vector(full.backward(positions=fx, velocities=fv))
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())

@@ -5,6 +5,19 @@
     grad.stiffness, grad.rest_lengths, grad.mass, grad.positions, grad.velocities,
     grad.external_forces, grad.damping
 
+A loop of your own keeps the states and walks them back with `step_vjp`:
+
+    xs, vs = [sim.positions], [sim.velocities]
+    for _ in range(steps):
+        sim.step(dt, "symplectic_euler")
+        xs.append(sim.positions); vs.append(sim.velocities)
+    ax, av = dL_dx_last, np.zeros_like(dL_dx_last)   # adjoints of the last state
+    for k in reversed(range(steps)):
+        g = msim.adjoint.step_vjp(sim, "symplectic_euler", dt, xs[k], vs[k], xs[k + 1],
+                                  vs[k + 1], ax, av)
+        ax, av = g.positions, g.velocities              # adjoints of state k
+    # the parameter adjoints are the sums of g.stiffness, g.mass, ... over the steps
+
 The C core (csrc/engine/adjoint.c, whose opening comment writes out the recurrences) applies
 the transpose of one step's Jacobian to the adjoints of its end (`step_vjp`); `Tape.backward`
 walks a recorded run from its last step to its first, adding the loss's adjoint at every

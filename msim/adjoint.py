@@ -192,11 +192,14 @@ class Tape:
         self.velocities.append(sim.velocities)
 
     def backward(self, positions: np.ndarray | None = None,
-                 velocities: np.ndarray | None = None) -> Gradient:
+                 velocities: np.ndarray | None = None, frames: int | None = None) -> Gradient:
         """The Gradient of a loss L whose adjoints at the recorded frames are `positions`
         (dL/dX) and `velocities` (dL/dV), both (frames, n, 3) like the Trajectory's, zero (or
-        None) where L does not look."""
-        n, frames = self.positions[0].shape[0], (len(self.positions) - 1) // self.record_every + 1
+        None) where L does not look. frames: how many the Trajectory holds (default: every
+        one the tape's steps reached)."""
+        n = self.positions[0].shape[0]
+        if frames is None:
+            frames = (len(self.positions) - 1) // self.record_every + 1
         adj = [_frame_adjoint(a, name, frames, n) for a, name in
                ((positions, "positions"), (velocities, "velocities"))]
         if self.unconverged:

@@ -83,7 +83,7 @@ class Trajectory:
         if self.tape is None:
             raise ValueError("backward: this Trajectory keeps no record of its steps: run "
                              "System.simulate(..., adjoint=True)")
-        return self.tape.backward(positions, velocities)
+        return self.tape.backward(positions, velocities, frames=len(self.positions))
 
     def save(self, path: str | Path) -> None:
         """Write every field to exactly `path` (an .npz whatever its name, no pickle);

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._core import Error
 from .methods import resolve
 
 if TYPE_CHECKING:
@@ -211,9 +212,15 @@ class Tape:
         ax, av = adj[0][frames - 1].copy(), adj[1][frames - 1].copy()
         total, carry = None, None
         for k in range((frames - 1) * self.record_every - 1, -1, -1):
-            g = _vjp(self.model, self.method, self.dt, self.positions[k], self.velocities[k],
-                     self.positions[k + 1], self.velocities[k + 1], self.external_forces, ax, av,
-                     previous=self._history(k))
+            try:
+                g = _vjp(self.model, self.method, self.dt, self.positions[k],
+                         self.velocities[k], self.positions[k + 1], self.velocities[k + 1],
+                         self.external_forces, ax, av, previous=self._history(k))
+            except Error as error:
+                missed = (", which did not reach tol: more iterations may reach a minimum of g"
+                          if k in self.unconverged else "")
+                error.add_note(f"backward: at step {k} of the run{missed}")
+                raise
             total = g if total is None else _add(total, g)
             ax, av = g.positions, g.velocities
             if carry is not None:

@@ -223,7 +223,7 @@ def test_a_saddle_of_g_is_refused_not_differentiated():
     x_next = np.array([[0.0, 0, 0], [(50 - 1000) / 1100, 0, 0]])
     v_next = (x_next - x) / 0.1
     v_next[0] = 0
-    with pytest.raises(msim.NotPositiveDefiniteError, match="no strict minimum of g"):
+    with pytest.raises(msim.NotPositiveDefiniteError, match=r"\|grad g\| = .* N, is no strict"):
         msim.adjoint.step_vjp(sim, "implicit_euler", 0.1, x, v, x_next, v_next,
                               np.ones_like(x), np.zeros_like(x), tol=1e-8)
 

@@ -29,24 +29,31 @@ PyObject *System_adjoint_refusal(SystemObject *self, PyObject *arg) {
 }
 
 /* the exception of a failed step_vjp */
-static PyObject *raise_vjp(SystemObject *self, ms_status st, const ms_info *info, int method) {
+static PyObject *raise_vjp(SystemObject *self, ms_status st, const ms_info *info, int method,
+                           double residual) {
   mod_state *ms = state_of((PyObject *)self);
   const char *name = ms_methods[method].name;
-  if (!ms) return NULL;
-  if (st == MS_ENOMEM) return PyErr_NoMemory();
-  if (st == MS_EINPUT)
+  PyObject *res = PyFloat_FromDouble(residual);
+  if (!ms || !res) {
+    Py_XDECREF(res);
+    return NULL;
+  }
+  if (st == MS_ENOMEM)
+    PyErr_NoMemory();
+  else if (st == MS_EINPUT)
     PyErr_Format(PyExc_ValueError, "%s has no gradient here: %s", name,
                  ms_adjoint_refusal(&self->m, (ms_method)method));
   else if (st == MS_ENOTPD)
     PyErr_Format(ms->NotPositiveDefiniteError,
                  "%s adjoint: the exact Hessian of g, M/dt^2 + H(x_next), is not positive "
-                 "definite (vertex %d, axis %d): x_next is no strict minimum of g, and the "
-                 "implicit function theorem gives no gradient there",
-                 name, info->vertex, info->axis);
+                 "definite (vertex %d, axis %d): x_next, where |grad g| = %R N, is no strict "
+                 "minimum of g, and the implicit function theorem gives no gradient there",
+                 name, info->vertex, info->axis, res);
   else if (st == MS_EDIVERGED)
     PyErr_Format(ms->DivergenceError, "%s adjoint: a non-finite value in the Hessian of g", name);
   else
     PyErr_Format(ms->CholmodError, "%s adjoint: CHOLMOD failed (status %d)", name, (int)st);
+  Py_DECREF(res);
   return NULL;
 }
 
@@ -80,7 +87,7 @@ static PyObject *vjp_locked(SystemObject *self, int method, double h, PyArrayObj
     st = ms_step_vjp(&self->m, &self->d, (ms_method)method, h, &step, p[5], p[6], &adj, &info);
     Py_END_ALLOW_THREADS
     if (st != MS_OK)
-      raise_vjp(self, st, &info, method);
+      raise_vjp(self, st, &info, method, adj.residual);
     else
       result =
           Py_BuildValue("(OOOOOOddOO)", out[0], out[1], out[2], out[3], out[4], out[5], adj.damping,

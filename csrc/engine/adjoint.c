@@ -365,7 +365,8 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
 }
 
 /* the adjoints of step h of method from (s->x, s->v) to (s->xn, s->vn), given ax = dL/dxn and
- * av = dL/dvn, into out (every array written); d's scratch is used, its state untouched */
+ * av = dL/dvn, into out (every array written, xp and vp by bdf2 with a history only); d's
+ * scratch is used, its state untouched */
 ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
                       const ms_adj_step *s, const double *ax, const double *av, ms_adj_out *out,
                       ms_info *info) {

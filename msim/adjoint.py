@@ -129,8 +129,10 @@ def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,
     options: the implicit methods need their tol, and warn (AdjointWarning) when |grad g| at
     the step's solution exceeds it.
     Costs one force pass and one Hessian-vector product per force evaluation of the step;
-    implicit Euler one factorisation of M/dt^2 + H(x_next) (NotPositiveDefiniteError when
-    that exact Hessian is indefinite: x_next is then no minimum of g, and no gradient exists).
+    the implicit methods one factorisation of g's exact Hessian M/dt'^2 + H at the step's
+    solution, or where that is indefinite (a saddle of g, or a step short of its minimum)
+    MINRES preconditioned by the clamped factor; NotPositiveDefiniteError where that fails
+    too (a singular Hessian: no isolated solution, so no gradient).
     """
     core = resolve(method, options)
     _check(sim, method, core)

@@ -212,20 +212,28 @@ def test_backward_checks_its_arguments_and_needs_a_tape():
         sim.simulate(2, 0.005, "symplectic_euler", adjoint=True, before_step=lambda s: None)
 
 
-def test_a_saddle_of_g_is_refused_not_differentiated():
+def test_a_saddle_of_g_is_differentiated_through_its_indefinite_hessian():
     # one spring of rest length 1 from a fixed vertex at the origin to a free one resting at
     # y = (0.5, 0, 0) (m/h^2 = 100 N/m, k = 1000 N/m): g is stationary at x = (s, 0, 0) with
     # s = (50 - 1000)/1100 on the far side, where the exact Hessian across the spring,
-    # 100 + 1000 (1 - 1/|s|) N/m, is negative: no minimum, and no gradient
+    # 100 + 1000 (1 - 1/|s|) N/m, is negative. The implicit function theorem needs A only
+    # nonsingular: MINRES preconditioned by the clamped factor solves A lam = xb1
     sim = msim.System([[0.0, 0, 0], [0.5, 0, 0]], [[0, 1]], mass=1.0, stiffness=1000.0,
                       rest_lengths=[1.0], fixed=[0], gravity=(0, 0, 0))
     x, v = sim.positions, sim.velocities
-    x_next = np.array([[0.0, 0, 0], [(50 - 1000) / 1100, 0, 0]])
+    s = (50 - 1000) / 1100
+    x_next = np.array([[0.0, 0, 0], [s, 0, 0]])
     v_next = (x_next - x) / 0.1
     v_next[0] = 0
-    with pytest.raises(msim.NotPositiveDefiniteError, match=r"\|grad g\| = .* N, is no strict"):
-        msim.adjoint.step_vjp(sim, "implicit_euler", 0.1, x, v, x_next, v_next,
+    g = msim.adjoint.step_vjp(sim, "implicit_euler", 0.1, x, v, x_next, v_next,
                               np.ones_like(x), np.zeros_like(x), tol=1e-8)
+    across = 1000 * (1 - 1 / abs(s))
+    hessian = np.diag([1000.0, across, across])
+    lam = np.linalg.solve(100 * np.eye(3) + hessian, np.ones(3))
+    assert across < -100  # indefinite
+    np.testing.assert_allclose(g.positions[1], 100 * lam, rtol=1e-10)
+    np.testing.assert_allclose(g.positions[0], 1 + hessian @ lam, rtol=1e-10)
+    np.testing.assert_allclose(g.stiffness, [-(1 - abs(s)) * lam[0]], rtol=1e-10)
 
 
 def test_bdf2_gradient_reaches_the_history_it_starts_from():

@@ -45,9 +45,11 @@ static PyObject *raise_vjp(SystemObject *self, ms_status st, const ms_info *info
                  ms_adjoint_refusal(&self->m, (ms_method)method));
   else if (st == MS_ENOTPD)
     PyErr_Format(ms->NotPositiveDefiniteError,
-                 "%s adjoint: the exact Hessian of g, M/dt^2 + H(x_next), is not positive "
-                 "definite (vertex %d, axis %d): x_next, where |grad g| = %R N, is no strict "
-                 "minimum of g, and the implicit function theorem gives no gradient there",
+                 "%s adjoint: the exact Hessian of g at the step's solution is singular or "
+                 "nearly so (not positive definite at vertex %d, axis %d, and MINRES "
+                 "preconditioned by its clamped factor did not solve with it): x_next, where "
+                 "|grad g| = %R N, is no isolated stationary point of g, and the implicit "
+                 "function theorem gives no gradient there",
                  name, info->vertex, info->axis, res);
   else if (st == MS_EDIVERGED)
     PyErr_Format(ms->DivergenceError, "%s adjoint: a non-finite value in the Hessian of g", name);

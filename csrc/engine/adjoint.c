@@ -59,16 +59,24 @@
  * from xb = (4 x0 - xp)/3 and vb = (4 vq - q^2 vp)/3, x1 = z, v1 = (z - xb)/h': A lam = xb1 +
  * vb1/h', xbb = yb - vb1/h' gives xb0 = 4 xbb/3 and xpb = -xbb/3, vbb = h' yb gives
  * vb0 = 4 q vbb/3 and vpb = -q^2 vbb/3. A is refactorised with the symbolic analysis Newton
- * keeps (implicit.c); where the exact A is not positive definite the solution is no strict
- * minimum of g, and the gradient is refused (MS_ENOTPD) rather than made up.
+ * keeps (implicit.c). The theorem needs A nonsingular, not positive definite: where the exact
+ * A is indefinite (a saddle of g, or a step stopped short of a minimum) A lam = rhs is solved
+ * by MINRES preconditioned by the clamped, positive definite factor; where that fails too (A
+ * singular: the solution is not an isolated stationary point) the gradient is refused
+ * (MS_ENOTPD) rather than made up.
  *
  * Fixed vertices keep x1 = x0 and v1 = 0: their xb0 is xb1 plus the pull -H w of their springs
  * to free vertices, their vb0 is 0, and their masses and external forces have no adjoint.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
+
+/* the indefinite solve's relative residual, and the iterations it adds to twice the unknowns */
+#define MS_ADJ_RTOL 1e-13
+#define MS_ADJ_CAP 100
 
 /* xb -= H(x) w (and xb2 -= c2 H(x) w where xb2 is given), and each spring's k and r
  * adjoints, for the force adjoint w (nv,3): sum_s c_s (x_i - x_j).(w_i - w_j) with
@@ -248,6 +256,80 @@ static void rk4_vjp(const ms_model *m, ms_data *d, double h, const ms_adj_step *
   damped_vjp(m, d, vqb, exp(-m->damping * h), h, out);
 }
 
+/* x = A^-1 b (b and x (nv,3), x zero on fixed vertices) by MINRES (Paige and Saunders 1975)
+ * on the symmetric, possibly indefinite A of the last ms_newton_blocks, preconditioned by the
+ * positive definite factor of the last ms_newton_factor; MS_ENOTPD when A x = b is not met to
+ * MS_ADJ_RTOL relative residual within MS_ADJ_CAP + 2 (3 nv) iterations (A singular). The
+ * rare path that meets an indefinite A allocates its seven vectors here */
+static ms_status minres(const ms_model *m, ms_data *d, const double *b, double *x) {
+  int n3 = 3 * m->nv;
+  double *buf = ms_alloc(7 * (size_t)n3, sizeof(double));
+  if (!buf) return MS_ENOMEM;
+  double *r1 = buf, *r2 = buf + n3, *y = buf + 2 * n3, *v = buf + 3 * n3, *w = buf + 4 * n3,
+         *w1 = buf + 5 * n3, *w2 = buf + 6 * n3, *tmp;
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++) r1[3 * i + t] = m->fixed[i] ? 0.0 : b[3 * i + t];
+  memcpy(r2, r1, sizeof(double) * n3);
+  memset(x, 0, sizeof(double) * n3);
+  ms_status st = ms_newton_apply(m, d, r1, y);
+  double beta1 = sqrt(fmax(ms_dot(n3, r1, y), 0.0)), beta = beta1, oldb = 0, dbar = 0, epsln = 0,
+         phibar = beta1, cs = -1, sn = 0;
+  for (int it = 0; st == MS_OK && phibar > MS_ADJ_RTOL * beta1 && it < MS_ADJ_CAP + 2 * n3; it++) {
+    // the next Lanczos vector v and the tridiagonal's column (alfa, beta)
+    for (int k = 0; k < n3; k++) v[k] = y[k] / beta;
+    ms_newton_product(m, d, v, y);
+    for (int k = 0; k < n3 && it > 0; k++) y[k] -= beta / oldb * r1[k];
+    double alfa = ms_dot(n3, v, y);
+    for (int k = 0; k < n3; k++) y[k] -= alfa / beta * r2[k];
+    tmp = r1, r1 = r2, r2 = y, y = tmp;
+    if ((st = ms_newton_apply(m, d, r2, y)) != MS_OK) break;
+    oldb = beta, beta = sqrt(fmax(ms_dot(n3, r2, y), 0.0));
+
+    // a Givens rotation keeps the QR factorisation of the tridiagonal; x moves along w
+    double oldeps = epsln, delta = cs * dbar + sn * alfa, gbar = sn * dbar - cs * alfa;
+    epsln = sn * beta, dbar = -cs * beta;
+    double gamma = fmax(hypot(gbar, beta), 1e-300), phi;
+    cs = gbar / gamma, sn = beta / gamma, phi = cs * phibar, phibar = sn * phibar;
+    tmp = w1, w1 = w2, w2 = w, w = tmp;
+    for (int k = 0; k < n3; k++) {
+      w[k] = (v[k] - oldeps * w1[k] - delta * w2[k]) / gamma;
+      x[k] += phi * w[k];
+    }
+    if (!(beta > 0)) break; /* an invariant subspace: x is exact */
+  }
+
+  // the true residual decides
+  if (st == MS_OK) {
+    ms_newton_product(m, d, x, y);
+    double res = 0, norm = 0;
+    for (int i = 0; i < m->nv; i++)
+      for (int t = 0; t < 3 && !m->fixed[i]; t++) {
+        int k = 3 * i + t;
+        res += (b[k] - y[k]) * (b[k] - y[k]), norm += b[k] * b[k];
+      }
+    st = res <= MS_ADJ_RTOL * MS_ADJ_RTOL * 1e4 * norm ? MS_OK : MS_ENOTPD;
+  }
+  free(buf);
+  return st;
+}
+
+/* lam = A^-1 b, A = M/hs^2 + H(z) exact: through its Cholesky factor where it is positive
+ * definite; where it is not (z a saddle of g, or an iterate short of a minimum), by MINRES
+ * preconditioned by the positive definite factor (springs' lateral stiffness clamped at 0),
+ * the implicit function theorem needing A nonsingular only; MS_ENOTPD when that fails too,
+ * info saying where the exact A was not positive definite */
+static ms_status ift_solve(const ms_model *m, ms_data *d, const double *z, double hs,
+                           const double *b, double *lam, ms_info *info) {
+  ms_status st = ms_newton_factor(m, d, z, hs, MS_SPD_NONE, info);
+  if (st == MS_OK) return ms_newton_apply(m, d, b, lam);
+  if (st != MS_ENOTPD) return st;
+  ms_info spd;
+  st = ms_newton_factor(m, d, z, hs, MS_SPD_CLAMP, &spd);
+  if (st != MS_OK) return st;
+  ms_newton_blocks(m, d, z, hs, MS_SPD_NONE);
+  return minres(m, d, b, lam);
+}
+
 /* the implicit schemes as potential.c writes them: g's unknown z and step hs, its target
  * y = xb + hs vb + hs^2 (g + M^-1 f_ext) from the base point xb = x0 (bdf2: (4 x0 - xp)/3)
  * and base velocity vb = vq (bdf2: (4 vq - q^2 vp)/3), and the step's end
@@ -309,7 +391,7 @@ static ms_status implicit_vjp(const ms_model *m, ms_data *d, ms_method method, d
 
   // A lam = zb, z's adjoint a xb1 + b vb1 (into pull, then solved in place)
   for (int k = 0; k < n3; k++) pull[k] = sc.a * ax[k] + sc.b * av[k];
-  ms_status st = ms_newton_solve(m, d, z, hs, MS_SPD_NONE, pull, lam, info);
+  ms_status st = ift_solve(m, d, z, hs, pull, lam, info);
   if (st != MS_OK) return st;
 
   // the springs' adjoints and their pull on fixed vertices; y's adjoint yb, then xb's

@@ -9,7 +9,7 @@
 
 import importlib
 
-from . import accuracy, experiments, mesh, scenes, strain
+from . import accuracy, adjoint, experiments, mesh, scenes, strain
 from .compare import compare, energy_scale, stability, sweep
 from ._core import (CholmodError, DivergenceError, Error, NotPositiveDefiniteError,
                     SelfIntersectionError)

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core
+from .adjoint import Tape
 from .methods import as_int, number_text, resolve
 from .trajectory import Trajectory
 
@@ -145,7 +146,7 @@ class System(_core.System):
     def simulate(self, steps: int, dt: float, method: str, *, record_every: int = 1,
                  progress: bool = False, on_divergence: str = "raise",
                  before_step: Callable[[System], None] | None = None,
-                 **options: Any) -> Trajectory:
+                 adjoint: bool = False, **options: Any) -> Trajectory:
         """Take `steps` steps, recording positions and energies every `record_every` steps.
 
         Frame 0 is the state before the first step. on_divergence="stop" ends the run at a
@@ -173,6 +174,21 @@ class System(_core.System):
         button), a long step in progress is abandoned with the state as it was before it; a
         step that had just finished when the interrupt arrived stays taken: the System may
         then be one step past the last recorded step.
+
+        Gradients (msim.adjoint): adjoint=True keeps the state before every step and after the
+        last, 2 * n * 3 * 8 bytes (48 n bytes) per step whatever record_every, and the
+        returned Trajectory gets backward(positions=dL_dX, velocities=dL_dV) -> Gradient, the
+        gradient of a loss L of the recorded frames (dL_dX, dL_dV shaped like its positions
+        and velocities, zeros where L does not look) with respect to stiffness, rest_lengths,
+        mass, the initial positions and velocities, external_forces (held constant over the
+        run) and damping. explicit_euler, symplectic_euler, velocity_verlet and rk4 get the
+        exact reverse of their steps (the discrete adjoint); implicit_euler,
+        implicit_midpoint, bdf2 and fms, which need a tol > 0, the implicit function theorem on
+        grad g(x) = 0, whichever solver ran (backward warns with AdjointWarning about steps
+        that did not reach tol). Contact with planes and
+        spheres is differentiated through its penalty energy. A method or scene without a
+        gradient (other methods, friction, self-contact) and a before_step script (it may
+        change the model mid-run) raise ValueError naming the cause before the run starts.
         """
         steps = as_int("steps", steps, 0, 2**63 - 1)  # the step counter is an int64
         record_every = as_int("record_every", record_every, 1)
@@ -182,6 +198,12 @@ class System(_core.System):
             raise TypeError(f"before_step: expected a function of the System or None, got "
                             f"{type(before_step).__name__}")
         core_options = resolve(method, options)
+        if not isinstance(adjoint, (bool, np.bool_)):
+            raise TypeError(f"adjoint: expected True or False, got {adjoint!r}")
+        if adjoint and before_step is not None:
+            raise ValueError("adjoint=True: before_step may change the model between steps, "
+                             "which the backward pass does not record; run without it")
+        tape = Tape.start(self, method, dt, options, record_every) if adjoint else None
         _warn_if_inside(self)
         record = _Recorder(self, method, dt, options, scripted=before_step is not None)
         bar = _progress(steps, method) if progress else None
@@ -190,19 +212,22 @@ class System(_core.System):
                 if before_step is not None:
                     record.script(before_step)
                 try:
-                    iters, _, _, _, sec, _, _ = self._step(dt, method, False, **core_options)
+                    iters, converged, _, _, sec, _, _ = self._step(dt, method, False,
+                                                                   **core_options)
                 except _core.DivergenceError:
                     if on_divergence == "raise":
                         raise
                     record.diverged = k
                     break
                 record.step(sec, iters)
+                if tape is not None:
+                    tape.step(self, converged)
                 if (k + 1) % record_every == 0:
                     record.frame()
                 if bar is not None:
                     bar.update(1)
         except BaseException as error:
-            error.trajectory = record.trajectory()
+            error.trajectory = record.trajectory(tape)
             what = ("interrupted" if isinstance(error, KeyboardInterrupt)
                     else f"stopped by {type(error).__name__}")
             error.add_note(f"simulate: {what} after {len(record.taken)} of {steps} steps; the "
@@ -212,7 +237,7 @@ class System(_core.System):
         finally:
             if bar is not None:
                 bar.close()
-        return record.trajectory()
+        return record.trajectory(tape)
 
     def get_state(self) -> dict[str, Any]:
         """The changing state: positions, velocities and external forces (copies), time and
@@ -322,7 +347,8 @@ class _Recorder:
         before_step(self.sim)
         self.work += self.sim.energy()["total"] - before
 
-    def trajectory(self) -> Trajectory:
+    def trajectory(self, tape: Tape | None = None) -> Trajectory:
+        """The Trajectory of the frames so far; with a tape, one whose backward() works."""
         positions, velocities, times, energies, planes, spheres, work = zip(*self.frames)
         seconds, iterations = zip(*self.taken) if self.taken else ((), ())
         terms = {key: np.array([e[key] for e in energies]) for key in energies[0]}
@@ -333,7 +359,8 @@ class _Recorder:
             times=np.array(times), energies=terms, seconds=np.array(seconds, dtype=float),
             iterations=np.array(iterations, dtype=int), diverged=self.diverged,
             options=self.options, velocities=np.stack(velocities), edges=self.sim.edges,
-            planes=_colliders("planes", planes), spheres=_colliders("spheres", spheres))
+            planes=_colliders("planes", planes), spheres=_colliders("spheres", spheres),
+            tape=tape)
 
 
 def _colliders(name: str, frames: tuple[np.ndarray, ...]) -> np.ndarray:

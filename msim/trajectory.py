@@ -54,6 +54,9 @@ class Trajectory:
     run. None where unknown.
 
     save(path) / Trajectory.load(path): an .npz file, bit-exact.
+
+    tape: what `System.simulate(..., adjoint=True)` kept for `backward` (an msim.adjoint.Tape:
+    the state before every step), None otherwise; save does not write it.
     """
 
     method: str
@@ -70,6 +73,17 @@ class Trajectory:
     faces: np.ndarray | None = None
     planes: np.ndarray | None = None
     spheres: np.ndarray | None = None
+    tape: Any = field(default=None, repr=False)
+
+    def backward(self, positions: np.ndarray | None = None,
+                 velocities: np.ndarray | None = None) -> Any:
+        """The msim.adjoint.Gradient of a loss L of this run's frames: positions = dL/dX and
+        velocities = dL/dV, each (frames, n, 3) like this Trajectory's (None: zeros, where L
+        does not look at them). Needs a run of System.simulate(..., adjoint=True)."""
+        if self.tape is None:
+            raise ValueError("backward: this Trajectory keeps no record of its steps: run "
+                             "System.simulate(..., adjoint=True)")
+        return self.tape.backward(positions, velocities, frames=len(self.positions))
 
     def save(self, path: str | Path) -> None:
         """Write every field to exactly `path` (an .npz whatever its name, no pickle);

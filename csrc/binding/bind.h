@@ -7,6 +7,7 @@
  *                   the GIL, exceptions from status codes
  *   bind_props.c    the System's properties
  *   bind_module.c   module functions, exceptions, multi-phase init
+ *   bind_adjoint.c  the adjoint of one step (msim.adjoint)
  *   bind_hash.c     test hooks of the spatial hash broad phase
  */
 #ifndef MSIM_BIND_H
@@ -105,6 +106,11 @@ PyObject *methods_py(PyObject *mod, PyObject *unused);
 PyObject *defaults_py(PyObject *mod, PyObject *unused);
 PyObject *solvers_py(PyObject *mod, PyObject *unused);
 PyObject *model_parameters_py(PyObject *mod, PyObject *unused);
+
+/* ---------------------------------------------------------------- bind_adjoint.c */
+
+PyObject *System_adjoint_refusal(SystemObject *self, PyObject *arg);
+PyObject *System_step_vjp(SystemObject *self, PyObject *args);
 
 /* ---------------------------------------------------------------- bind_hash.c */
 

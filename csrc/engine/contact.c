@@ -4,8 +4,8 @@
  * (centre c, radius r) by phi = s r - |x - c| with the contact radius factor s (~ 1.1);
  * phi > 0 means inside, and n is the outward contact normal. Every method but XPBD adds the
  * energy kc/2 phi^2 per contact (force kc phi n, Hessian kc n n^T: the negative lateral part
- * of a sphere's Hessian is dropped to keep it positive semidefinite); FMS writes it in
- * local-global form (ms_contact_path, ms_contact_nearest). XPBD projects inside its
+ * of a sphere's Hessian, ms_contact_curvature, is dropped to keep it positive semidefinite); FMS
+ * writes it in local-global form (ms_contact_path, ms_contact_nearest). XPBD projects inside its
  * iterations: the projection tests each vertex's path from the step's start and moves it onto
  * the surface where the path entered a collider. Friction is friction.c's.
  */
@@ -66,6 +66,21 @@ int ms_contact_hessian(const ms_model *m, const double *x, int i, double *blk) {
       for (int c = 0; c < 3; c++) blk[3 * r + c] += m->kc * n[r] * n[c];
   }
   return any;
+}
+
+/* blk = the lateral curvature that ms_contact_hessian drops, -kc phi/|x_i - c| (I - n n^T)
+ * summed over the spheres vertex i penetrates (row-major 3x3; planes have none): added to
+ * ms_contact_hessian's block it gives the penalty energy's exact Hessian (the adjoint's) */
+void ms_contact_curvature(const ms_model *m, const double *x, int i, double *blk) {
+  double n[3];
+  for (int t = 0; t < 9; t++) blk[t] = 0;
+  for (int k = m->nplane; k < ncollider(m) && !m->fixed[i]; k++) {
+    double phi = penetration(m, k, x + 3 * i, n),
+           len = m->cscale * m->sphere[4 * (k - m->nplane) + 3] - phi;
+    if (phi <= 0 || !(len > 0)) continue;
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) blk[3 * r + c] -= m->kc * phi / len * ((r == c) - n[r] * n[c]);
+  }
 }
 
 /* distance t >= 0 that moves point p along unit direction n onto collider k's surface: a

@@ -9,6 +9,7 @@ double ms_contact_point(const ms_model *m, const double *p, double *f);
 double ms_contact_forces(const ms_model *m, const double *x, double *f);
 double ms_contact_normal(const ms_model *m, const double *p, double n[3]);
 int ms_contact_hessian(const ms_model *m, const double *x, int i, double *blk);
+void ms_contact_curvature(const ms_model *m, const double *x, int i, double *blk);
 int ms_contact_path(const ms_model *m, const double *a, const double *p);
 void ms_contact_nearest(const ms_model *m, const double *p, double out[3]);
 void ms_contact_project(const ms_model *m, const double *ref, double *x, double *depth,

@@ -154,6 +154,46 @@ static ms_status factor(const ms_model *m, ms_implicit *w, ms_info *info) {
   return st;
 }
 
+/* the blocks of Newton's matrix of g at x, M/h^2 + H(x), the spring and contact Hessian H
+ * treated by spd (MS_SPD_NONE: exact, a sphere's lateral curvature included), into w */
+static void newton_blocks(const ms_model *m, const ms_data *d, ms_implicit *w, const double *x,
+                          double h, ms_spd spd) {
+  ms_opt o = {.spd = spd};
+  build_system(m, d, x, x, w, &o, 1.0 / (h * h), 1.0);
+  for (int i = 0; i < m->nv && spd == MS_SPD_NONE && m->nsphere > 0; i++) {
+    double blk[9];
+    ms_contact_curvature(m, x, i, blk);
+    for (int t = 0; t < 9; t++) w->vb[9 * i + t] += blk[t];
+  }
+}
+
+/* the adjoint's solves with Newton's matrix of g over the free vertices, through the factor
+ * Newton keeps (its symbolic analysis reused, the values refactorised). ms_newton_factor
+ * assembles the matrix at x with spd and factorises it (MS_ENOTPD with info->vertex and
+ * info->axis where it is not positive definite); ms_newton_blocks assembles it without
+ * factorising, for ms_newton_product out = A p, leaving the last factor in place for
+ * ms_newton_apply z = A^-1 b. Vectors are (nv,3), zero on fixed vertices */
+ms_status ms_newton_factor(const ms_model *m, ms_data *d, const double *x, double h, ms_spd spd,
+                           ms_info *info) {
+  ms_implicit *w;
+  ms_status st = workspace(m, d, &w);
+  if (st != MS_OK) return st;
+  newton_blocks(m, d, w, x, h, spd);
+  return factor(m, w, info);
+}
+
+void ms_newton_blocks(const ms_model *m, ms_data *d, const double *x, double h, ms_spd spd) {
+  newton_blocks(m, d, d->implicit, x, h, spd);
+}
+
+void ms_newton_product(const ms_model *m, const ms_data *d, const double *p, double *out) {
+  apply(m, d->implicit, p, out);
+}
+
+ms_status ms_newton_apply(const ms_model *m, ms_data *d, const double *b, double *z) {
+  return chol_solve(m, d->implicit, b, z);
+}
+
 /* ---------------------------------------------------------------- Newton on g */
 
 /* backtracking Armijo step length along p from x, where g(x) = obj and d->g = grad g(x);

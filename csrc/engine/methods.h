@@ -15,7 +15,7 @@ ms_status ms_velocity_verlet(const ms_model *m, ms_data *d, double h, const ms_o
                              ms_info *info);
 
 /* implicit.c: implicit Euler, implicit midpoint and BDF2 by any solver of g; linearised
- * implicit Euler */
+ * implicit Euler; Newton's matrix of g factorised, applied and solved with (for the adjoint) */
 ms_status ms_implicit_euler(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                             ms_info *info);
 ms_status ms_implicit_midpoint(const ms_model *m, ms_data *d, double h, const ms_opt *o,
@@ -24,6 +24,11 @@ ms_status ms_bdf2(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
 ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                                  ms_info *info);
 void ms_implicit_free(void *w);
+ms_status ms_newton_factor(const ms_model *m, ms_data *d, const double *x, double h, ms_spd spd,
+                           ms_info *info);
+void ms_newton_blocks(const ms_model *m, ms_data *d, const double *x, double h, ms_spd spd);
+void ms_newton_product(const ms_model *m, const ms_data *d, const double *p, double *out);
+ms_status ms_newton_apply(const ms_model *m, ms_data *d, const double *b, double *z);
 /* fms.c: fast mass-spring (Liu 2013) with Chebyshev or Anderson acceleration, as the fms method
  * and as a solver of g; ms_fms_prepare makes the prefactored matrix A = M + hs^2 L (+ contact
  * and pin penalties) current for this step, ms_fms_apply_inverse z = A^-1 r ((nv,3), zero on

@@ -371,6 +371,32 @@ double ms_clock(void);
 ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
                   ms_info *info);
 
+/* adjoint.c: the vector-Jacobian product of one step (the discrete adjoint). A step took the
+ * state (x, v) to (xn, vn) under the external forces fext; given the adjoints ax = dL/dxn and
+ * av = dL/dvn of a loss L, ms_step_vjp writes dL/d(x, v) and dL/d(parameters) through that
+ * step into out. ms_adjoint_refusal says, in a sentence, why a method or a model has no
+ * gradient here (NULL: it has one); ms_step_vjp then returns MS_EINPUT. */
+typedef struct {
+  const double *x, *v;   /* (nv,3) the step's start [m], [m/s] */
+  const double *xn, *vn; /* (nv,3) its end, as the step produced it */
+  const double *fext;    /* (nv,3) the external forces it ran under [N] */
+  const double *xp, *vp; /* (nv,3) bdf2: the state one step h back, NULL when the step had
+                            none (then it was an implicit Euler step) */
+} ms_adj_step;
+typedef struct {
+  double *x, *v;    /* (nv,3) dL/dx [L/m], dL/dv [L s/m] of the start state */
+  double *k, *rest; /* (ns) dL/dk [L m/N], dL/dr [L/m] per spring */
+  double *mass;     /* (nv) dL/dm [L/kg] per vertex */
+  double *fext;     /* (nv,3) dL/df_ext [L/N] */
+  double *xp, *vp;  /* (nv,3) bdf2 with s->xp: dL/dxp, dL/dvp of the state one step back */
+  double damping;   /* dL/d(damping) [L s] */
+  double residual;  /* implicit Euler: |grad g(xn)| [N], how far xn is from g's minimiser */
+} ms_adj_out;
+const char *ms_adjoint_refusal(const ms_model *m, ms_method method);
+ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
+                      const ms_adj_step *s, const double *ax, const double *av, ms_adj_out *out,
+                      ms_info *info);
+
 /* chol.c: CHOLMOD set up once per process, and its version */
 void ms_chol_init(void);
 int ms_chol_serialised(void);

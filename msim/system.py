@@ -59,7 +59,7 @@ class System(_core.System):
            contact_stiffness={contact_stiffness}, contact_scale={contact_scale},
            friction={friction}, faces=None, self_contact=False, self_thickness=None,
            self_stiffness={self_stiffness}, self_contact_ring={self_contact_ring},
-           threads={threads})
+           self_friction={self_friction}, threads={threads})
 
     vertices (n,3) [m]; edges (m,2) vertex indices; mass [kg] scalar or (n,); stiffness [N/m]
     scalar or (m,); rest_lengths [m] (m,), default the lengths in `vertices`; fixed: vertex

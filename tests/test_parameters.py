@@ -30,6 +30,7 @@ CHANGES = {
     "self_thickness": lambda s: 0.02,
     "self_stiffness": lambda s: 2e4,
     "self_contact_ring": lambda s: 1,
+    "self_friction": lambda s: 0.4,
     "threads": lambda s: 2,
 }
 METHODS = {"fms": {}, "implicit_euler": {"solver": "lbfgs"}, "xpbd": {},

@@ -142,6 +142,7 @@ static const model_field cscale_param = {MS_P_CONTACT_SCALE, offsetof(ms_model, 
 static const model_field mu_param = {MS_P_FRICTION, offsetof(ms_model, mu)};
 static const model_field sct_param = {MS_P_SELF_THICKNESS, offsetof(ms_model, sc_thickness)};
 static const model_field scs_param = {MS_P_SELF_STIFFNESS, offsetof(ms_model, sc_stiffness)};
+static const model_field scf_param = {MS_P_SELF_FRICTION, offsetof(ms_model, sc_mu)};
 
 static PyObject *get_scalar(SystemObject *self, void *param) {
   const model_field *p = param;
@@ -304,6 +305,7 @@ PyGetSetDef System_getset[] = {
     {"self_thickness", (getter)get_scalar, (setter)set_scalar, NULL, (void *)&sct_param},
     {"self_stiffness", (getter)get_scalar, (setter)set_scalar, NULL, (void *)&scs_param},
     {"self_contact_ring", (getter)get_ring, (setter)set_ring, NULL, NULL},
+    {"self_friction", (getter)get_scalar, (setter)set_scalar, NULL, (void *)&scf_param},
     {"threads", (getter)get_threads_prop, (setter)set_threads_prop, NULL, NULL},
     {"time", (getter)get_time, NULL, "simulated time [s]", NULL},
     {"steps", (getter)get_steps, NULL, "steps taken", NULL},

@@ -73,7 +73,7 @@ static void rest_from_positions(ms_model *m, const double *x) {
 /* constructor arguments; NULL where the caller left the default */
 typedef struct {
   PyObject *vertices, *edges, *mass, *stiffness, *rest, *fixed, *gravity, *damping;
-  PyObject *planes, *spheres, *kc, *cscale, *mu, *faces, *sc, *sct, *scs, *scr, *threads;
+  PyObject *planes, *spheres, *kc, *cscale, *mu, *faces, *sc, *sct, *scs, *scr, *scf, *threads;
 } sys_args;
 
 static void fill(double *dst, npy_intp n, double value) {
@@ -98,7 +98,8 @@ static int build_self_contact(ms_model *m, const sys_args *a, const double *x) {
   long long ring = m->sc_ring;
   if ((a->sc && get_flag(a->sc, "self_contact", &m->self_contact)) ||
       (a->scs && get_real(a->scs, "self_stiffness", 0, 1, &m->sc_stiffness)) ||
-      (a->scr && get_integer(a->scr, "self_contact_ring", 0, 64, &ring)))
+      (a->scr && get_integer(a->scr, "self_contact_ring", 0, 64, &ring)) ||
+      (a->scf && get_real(a->scf, "self_friction", 0, 0, &m->sc_mu)))
     return -1;
   m->sc_ring = (int)ring;
   PyArrayObject *f = a->faces && a->faces != Py_None ? get_faces(a->faces, m->nv) : NULL;
@@ -213,13 +214,14 @@ static int System_init(SystemObject *self, PyObject *args, PyObject *kw) {
                            "self_thickness",
                            "self_stiffness",
                            "self_contact_ring",
+                           "self_friction",
                            "threads",
                            NULL};
   sys_args a = {0};
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOOOOOOOOOOO:System", kwlist, &a.vertices,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOOOOOOOOOOOO:System", kwlist, &a.vertices,
                                    &a.edges, &a.mass, &a.stiffness, &a.rest, &a.fixed, &a.gravity,
                                    &a.damping, &a.planes, &a.spheres, &a.kc, &a.cscale, &a.mu,
-                                   &a.faces, &a.sc, &a.sct, &a.scs, &a.scr, &a.threads))
+                                   &a.faces, &a.sc, &a.sct, &a.scs, &a.scr, &a.scf, &a.threads))
     return -1;
   ms_model m;
   ms_data d;

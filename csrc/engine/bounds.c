@@ -191,6 +191,21 @@ void ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
       x1[3 * i + t] = d->x[3 * i + t] + (w->target[3 * i + t] - d->x[3 * i + t]) / w->reach;
 }
 
+void ms_self_keep(const ms_model *m, ms_data *d, const double *x, double hs, int first) {
+  if (!ms_self_active(m, d)) return;
+  memcpy(d->sc->kept, x, sizeof(double) * 3 * m->nv);
+  if (first) d->sc->kept_g = ms_objective(m, d, x, d->y, hs);
+}
+
+int ms_self_rises(const ms_model *m, ms_data *d, double hs) {
+  if (!ms_self_active(m, d)) return 0;
+  ms_self_ws *w = d->sc;
+  double g = ms_objective(m, d, d->xn, d->y, hs);
+  if (g <= w->kept_g + MS_ROUNDING * fabs(w->kept_g)) return w->kept_g = g, 0;
+  memcpy(d->xn, w->kept, sizeof(double) * 3 * m->nv);
+  return 1;
+}
+
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info) {
   if (!ms_self_active(m, d)) return MS_OK;
   ms_self_ws *w = d->sc;

@@ -20,6 +20,11 @@ void ms_contact_project(const ms_model *m, const double *ref, double *x, double 
  * explicit methods and linearised implicit Euler), positional static and velocity dynamic
  * friction (xpbd) */
 void ms_friction_begin(const ms_model *m, ms_data *d, const double *anchor, double h);
+/* eps_v: the creep speed a stick zone allows at most [m/s] (IPC's default) */
+#define MS_CREEP_SPEED 1e-3
+/* w F(y) [J], the mollified Coulomb potential of slip y [m] with stick zone eps [m], and its
+ * secant stiffness w F'(y)/y [N/m] in *per */
+double ms_friction_mollified(double w, double eps, double y, double *per);
 double ms_friction_stiffness(const ms_model *m, const ms_data *d, int i);
 double ms_friction_forces(const ms_model *m, const ms_data *d, const double *x, double *f);
 double ms_friction_vertex(const ms_model *m, const ms_data *d, const double *p, int i, double *f,

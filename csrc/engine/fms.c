@@ -432,8 +432,10 @@ ms_status ms_fms_minimize(const ms_model *m, ms_data *d, double hs, int cap, con
   info->converged = o->tol > 0 && res < o->tol;
   for (int k = 1; c.n && k <= cap && !info->converged; k++) {
     if (ms_interrupted(d)) return MS_EINTERRUPT;
+    ms_self_keep(m, d, d->xn, hs, k == 1);
     st = next[accel](&c, k);
     ms_self_confine(m, d, d->xn); /* within self-contact's bounds */
+    if (st == MS_OK && ms_self_rises(m, d, hs)) break;
     if (st == MS_OK && m->kc > 0 && contact_grow(&c)) st = factor(&c, info);
     if (st != MS_OK) return st;
     res = record(&c, o, k);

@@ -58,9 +58,6 @@
 
 #include "engine.h"
 
-/* eps_v: the creep speed the stick zone allows at most [m/s] (IPC's default) */
-#define MS_CREEP_SPEED 1e-3
-
 /* ---------------------------------------------------------------- the lagged potential */
 
 /* the friction state of the step that starts at d->x, slip measured from anchor over a step h
@@ -89,6 +86,12 @@ double ms_friction_stiffness(const ms_model *m, const ms_data *d, int i) {
   return w > 0 ? 2 * w / stick_zone(m, &d->fr, w) : 0.0;
 }
 
+double ms_friction_mollified(double w, double eps, double y, double *per) {
+  int stick = y < eps;
+  *per = w * (stick ? 2 / eps - y / (eps * eps) : 1 / y);
+  return w * (stick ? y * y / eps - y * y * y / (3 * eps * eps) : y - eps / 3);
+}
+
 /* D_i [J] of vertex i at p; where given, its force -grad D_i added to f (3 entries) and its
  * secant stiffness w F'(y)/y P added to blk (row-major 3x3, see the file comment). 0 and
  * nothing added where i carries no contact */
@@ -100,13 +103,11 @@ double ms_friction_vertex(const ms_model *m, const ms_data *d, const double *p, 
   const double *n = fr->n + 3 * i, *a = fr->anchor + 3 * i;
   double e[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]}, en = ms_dot(3, e, n), u[3];
   for (int t = 0; t < 3; t++) u[t] = e[t] - en * n[t];
-  double y = sqrt(ms_dot(3, u, u)), eps = stick_zone(m, fr, w);
-  int stick = y < eps;
-  double per = w * (stick ? 2 / eps - y / (eps * eps) : 1 / y); /* w F'(y)/y [N/m] */
+  double per, energy = ms_friction_mollified(w, stick_zone(m, fr, w), sqrt(ms_dot(3, u, u)), &per);
   for (int t = 0; t < 3 && f; t++) f[t] -= per * u[t];
   for (int r = 0; r < 3 && blk; r++)
     for (int c = 0; c < 3; c++) blk[3 * r + c] += per * ((r == c) - n[r] * n[c]);
-  return w * (stick ? y * y / eps - y * y * y / (3 * eps * eps) : y - eps / 3);
+  return energy;
 }
 
 /* D(x) [J]; where f is given, the friction forces -grad D added to it */

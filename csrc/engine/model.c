@@ -85,6 +85,9 @@ const ms_model_param ms_model_params[MS_NPARAM] = {
         "barrier below half the thickness"},
     [MS_P_SELF_RING] = {"self_contact_ring", "()", 0, 0, {2}, 1, MS_KEEPS,
         "pairs of triangles within this many triangle edges of each other never repel"},
+    [MS_P_SELF_FRICTION] = {"self_friction", "()", 0, 0, {0.0}, 1, MS_KEEPS,
+        "Coulomb friction coefficient mu between touching triangles (lagged, as against "
+        "colliders)"},
     [MS_P_THREADS] = {"threads", "()", 1, 0, {1}, 1, MS_KEEPS,
         "threads of the passes inside a step (results do not depend on it)"},
 };
@@ -100,6 +103,7 @@ void ms_model_defaults(ms_model *m) {
   m->self_contact = (int)ms_model_params[MS_P_SELF_CONTACT].value[0];
   m->sc_stiffness = ms_model_params[MS_P_SELF_STIFFNESS].value[0];
   m->sc_ring = (int)ms_model_params[MS_P_SELF_RING].value[0];
+  m->sc_mu = ms_model_params[MS_P_SELF_FRICTION].value[0];
   m->nthread = (int)ms_model_params[MS_P_THREADS].value[0];
 }
 

@@ -87,6 +87,7 @@ typedef struct {
   double sc_thickness;  /* the distance self-contact keeps [m] */
   double sc_stiffness;  /* self-contact energy's stiffness [N/m] */
   int sc_ring;          /* pairs closer than this many triangle edges never repel */
+  double sc_mu;         /* Coulomb friction coefficient between touching triangles */
   int nthread;          /* threads of the passes inside a step (results do not depend on it) */
   uint64_t rev;         /* bumped when a parameter matrices depend on changes (MS_VALUES) */
   uint64_t rev_fixed;   /* bumped when the fixed set changes (sparsity patterns) */
@@ -225,6 +226,7 @@ typedef enum {
   MS_P_SELF_THICKNESS,
   MS_P_SELF_STIFFNESS,
   MS_P_SELF_RING,
+  MS_P_SELF_FRICTION,
   MS_P_THREADS,
   MS_NPARAM,
 } ms_param_id;

@@ -120,6 +120,7 @@ ms_scheme ms_scheme_begin(const ms_model *m, ms_data *d, ms_method method, doubl
   ms_data base = {.x = (double *)sc.xb, .vn = (double *)vb, .fext = d->fext, .y = d->y};
   ms_inertial_target(m, &base, sc.hs, d->y);
   ms_friction_begin(m, d, sc.xb, sc.hs);
+  ms_self_friction_lag(m, d, sc.xb, sc.hs);
   choose_start(m, d, &base, sc.hs, start);
 
   // the iterates start within self-contact's bounds (the midpoint z moves the end twice as far)

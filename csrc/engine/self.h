@@ -15,26 +15,42 @@ typedef struct {
   int ring;
 } ms_sc_pair;
 
+/* a pair's lagged friction (selffriction.c): w = mu lambda [N] (0: none), the unit normal n
+ * from its second primitive to its first and its vertices' barycentric weights c (+ on the
+ * first primitive, - on the second) */
+typedef struct {
+  double w;
+  double n[3];
+  double c[4];
+} ms_sc_fric;
+
 /* the workspace of self-contact (selfcontact.c, read by bounds.c) */
 struct ms_self_ws {
   ms_hash *hash;
-  double *plo, *phi; /* (nv,3) point boxes */
-  double *elo, *ehi; /* (ne,3) edge boxes */
-  double *flo, *fhi; /* (nf,3) triangle boxes */
-  double *nearest;   /* (nv) distance to the nearest primitive not sharing the vertex [m] */
-  double *blk;       /* (nv,9) per-vertex Hessian blocks (ms_self_blocks) */
-  double *target;    /* (nv,3) bounds.c: the method's positions, or a solver's trial */
-  double *dev;       /* (nv,3) bounds.c: the displacement a round limits */
-  double *scale;     /* (nv) bounds.c: the fraction of its displacement each vertex keeps */
-  int cap;           /* pairs allocated */
-  int npair;         /* the pairs within r, ring pairs included */
-  int nring;         /* how many of them are ring pairs */
-  ms_sc_pair *pair;  /* (cap) sorted: point-triangle by (vertex, triangle), then edge-edge */
-  int *vstart;       /* (nv+1) vertex v's energy pairs are vpair[vstart[v] .. vstart[v+1]) */
-  int *vpair;        /* (4 cap) */
-  double gap;        /* the smallest distance the last detection found (r when none) [m] */
-  double reach;      /* the step's end moves reach times a solver's iterate from x_t */
-  int active;        /* the pairs belong to the step under way */
+  double *plo, *phi;    /* (nv,3) point boxes */
+  double *elo, *ehi;    /* (ne,3) edge boxes */
+  double *flo, *fhi;    /* (nf,3) triangle boxes */
+  double *nearest;      /* (nv) distance to the nearest primitive not sharing the vertex [m] */
+  double *blk;          /* (nv,9) per-vertex Hessian blocks (ms_self_blocks) */
+  double *target;       /* (nv,3) bounds.c: the method's positions, or a solver's trial */
+  double *dev;          /* (nv,3) bounds.c: the displacement a round limits */
+  double *scale;        /* (nv) bounds.c: the fraction of its displacement each vertex keeps */
+  int cap;              /* pairs allocated */
+  int npair;            /* the pairs within r, ring pairs included */
+  int nring;            /* how many of them are ring pairs */
+  ms_sc_pair *pair;     /* (cap) sorted: point-triangle by (vertex, triangle), then edge-edge */
+  int *vstart;          /* (nv+1) vertex v's energy pairs are vpair[vstart[v] .. vstart[v+1]) */
+  int *vpair;           /* (4 cap) */
+  double gap;           /* the smallest distance the last detection found (r when none) [m] */
+  double reach;         /* the step's end moves reach times a solver's iterate from x_t */
+  ms_sc_fric *fric;     /* (fcap) selffriction.c: the friction of pair p */
+  int fcap;             /* friction entries allocated */
+  int lagged;           /* 1: the step's g carries the lagged friction (else an impulse after) */
+  const double *anchor; /* (nv,3) the scheme's base point the slip is measured from */
+  double fh;            /* the scheme's step h' [s] */
+  double *kept;         /* (nv,3) bounds.c: a solver's last iterate that lowered g */
+  double kept_g;        /* g there [J] */
+  int active;           /* the pairs belong to the step under way */
 };
 
 /* barrier.c: the self-contact energy of one pair at distance d, for thickness dhat and
@@ -58,6 +74,16 @@ double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, cons
 void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd spd, double *blk);
 void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance);
 
+/* selffriction.c: the pairs' friction at the step's start (after detection), the scheme's
+ * anchor and step that make it a lagged potential, pair p's potential at x with vertex i at xi
+ * (i < 0: none; its relative slip u and secant stiffness per = w F'(y)/y), and the impulse
+ * after a step without it */
+ms_status ms_self_friction_begin(const ms_model *m, ms_data *d);
+void ms_self_friction_lag(const ms_model *m, ms_data *d, const double *anchor, double h);
+double ms_self_friction_pair(const ms_model *m, const ms_data *d, const double *x, int p, int i,
+                             const double *xi, double u[3], double *per);
+void ms_self_friction_impulse(const ms_model *m, ms_data *d, double h);
+
 /* bounds.c: the step's positions d->xn limited so that no primitive pair meets on the way
  * from x_t (Offset Geometric Contact's displacement bounds, Chen et al. 2025). The solvers keep
  * the step's end their iterates give (x_t + reach (x - x_t)) within the same bounds of x_t, so
@@ -65,6 +91,12 @@ void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance
  * x1 cut per vertex (FMS, and every solver's start); VBD takes the fraction of vertex i's step dx
  * from x that keeps its energy pairs apart */
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info);
+/* FMS's safeguard under self-contact, whose barrier its matrix leaves out (the right-hand
+ * side carries it, so an iteration can overshoot): the iterate x before an iteration is kept
+ * (g computed on the first), and an iterate d->xn that raised g is put back to it (returns 1:
+ * stop) */
+void ms_self_keep(const ms_model *m, ms_data *d, const double *x, double hs, int first);
+int ms_self_rises(const ms_model *m, ms_data *d, double hs);
 void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p);
 void ms_self_confine(const ms_model *m, ms_data *d, double *x1);
 double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, int i,

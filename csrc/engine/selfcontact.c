@@ -26,7 +26,7 @@ void ms_self_free(void *ws) {
   ms_hash_free(w->hash);
   free(w->plo), free(w->phi), free(w->elo), free(w->ehi), free(w->flo), free(w->fhi);
   free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale);
-  free(w->pair), free(w->vstart), free(w->vpair);
+  free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept);
   free(w);
 }
 
@@ -40,12 +40,12 @@ static ms_self_ws *workspace_new(const ms_model *m) {
   w->flo = ms_alloc(3 * nf, sizeof(double)), w->fhi = ms_alloc(3 * nf, sizeof(double));
   w->nearest = ms_alloc(n, sizeof(double)), w->blk = ms_alloc(9 * n, sizeof(double));
   w->target = ms_alloc(3 * n, sizeof(double)), w->dev = ms_alloc(3 * n, sizeof(double));
-  w->scale = ms_alloc(n, sizeof(double));
+  w->scale = ms_alloc(n, sizeof(double)), w->kept = ms_alloc(3 * n, sizeof(double));
   w->vstart = ms_alloc(n + 1, sizeof(int));
   w->pair = ms_alloc(1, sizeof(ms_sc_pair)), w->vpair = ms_alloc(4, sizeof(int));
   w->cap = 1;
   if (!w->plo || !w->phi || !w->elo || !w->ehi || !w->flo || !w->fhi || !w->nearest || !w->blk ||
-      !w->target || !w->dev || !w->scale || !w->vstart || !w->pair || !w->vpair) {
+      !w->target || !w->dev || !w->scale || !w->kept || !w->vstart || !w->pair || !w->vpair) {
     ms_self_free(w);
     return NULL;
   }
@@ -327,6 +327,7 @@ ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info) {
     d->sc_clean = 1;
   }
   if ((st = ms_self_detect(m, d, d->x, ms_self_radius(m))) != MS_OK) return st;
+  if ((st = ms_self_friction_begin(m, d)) != MS_OK) return st;
   d->sc->active = 1, d->sc->reach = 1.0;
   info->pairs = d->sc->npair - d->sc->nring, info->gap = d->sc->gap;
   return MS_OK;
@@ -336,7 +337,7 @@ ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info) {
 ms_status ms_self_at(const ms_model *m, ms_data *d) {
   if (!m->self_contact) return MS_OK;
   ms_status st = ms_self_detect(m, d, d->x, ms_self_radius(m));
-  if (st == MS_OK) d->sc->active = 1;
+  if (st == MS_OK) d->sc->active = 1, d->sc->lagged = 0;
   return st;
 }
 
@@ -349,21 +350,38 @@ int ms_self_active(const ms_model *m, const ms_data *d) {
   return m->self_contact && d->sc && d->sc->active;
 }
 
+/* pair p's energy at x [J]: the barrier's, plus its lagged friction's during a step; scale
+ * times its forces added to f where given */
+static double pair_forces(const ms_model *m, const ms_data *d, const double *x, int p, double *f,
+                          double scale) {
+  const ms_sc_pair *pr = d->sc->pair + p;
+  double q[12], g[12], u[3], per;
+  ms_self_gather(pr, x, q);
+  double e = ms_pair_energy(m, pr->kind, q, MS_SPD_CLAMP, f ? g : NULL, NULL);
+  e += ms_self_friction_pair(m, d, x, p, -1, NULL, u, &per);
+  for (int k = 0; f && k < 4; k++)
+    for (int t = 0; t < 3; t++) {
+      double c = per > 0 ? d->sc->fric[p].c[k] * per * u[t] : 0.0;
+      f[3 * pr->v[k] + t] -= scale * (g[3 * k + t] + c);
+    }
+  return e;
+}
+
 /* the self-contact energy over the step's pairs at x [J]; scale times its forces added to f
  * where given */
 double ms_self_forces(const ms_model *m, const ms_data *d, const double *x, double *f,
                       double scale) {
   if (!ms_self_active(m, d)) return 0.0;
-  const ms_self_ws *w = d->sc;
-  double e = 0, q[12], g[12];
-  for (int p = 0; p < w->npair; p++) {
-    if (w->pair[p].ring) continue;
-    ms_self_gather(w->pair + p, x, q);
-    e += ms_pair_energy(m, w->pair[p].kind, q, MS_SPD_CLAMP, f ? g : NULL, NULL);
-    for (int k = 0; f && k < 4; k++)
-      for (int t = 0; t < 3; t++) f[3 * w->pair[p].v[k] + t] -= scale * g[3 * k + t];
-  }
+  double e = 0;
+  for (int p = 0; p < d->sc->npair; p++)
+    if (!d->sc->pair[p].ring) e += pair_forces(m, d, x, p, f, scale);
   return e;
+}
+
+/* H (3x3) += s P, P = I - n n^T: a friction secant block */
+static void friction_block(const double n[3], double s, double *H) {
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) H[3 * a + b] += s * ((a == b) - n[a] * n[b]);
 }
 
 /* vertex i's share of the self-contact energy with x_i at p, the others at x [J]; its force
@@ -372,7 +390,7 @@ double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, cons
                       double *f, double *H) {
   if (!ms_self_active(m, d)) return 0.0;
   const ms_self_ws *w = d->sc;
-  double e = 0, q[12], g[12], hs[144];
+  double e = 0, q[12], g[12], hs[144], u[3], per;
   for (int k = w->vstart[i]; k < w->vstart[i + 1]; k++) {
     const ms_sc_pair *pr = w->pair + w->vpair[k];
     int slot = 0;
@@ -380,9 +398,12 @@ double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, cons
     for (int s = 0; s < 4; s++)
       if (pr->v[s] == i) memcpy(q + 3 * s, p, 3 * sizeof(double)), slot = s;
     e += ms_pair_energy(m, pr->kind, q, MS_SPD_CLAMP, f ? g : NULL, H ? hs : NULL);
-    for (int t = 0; f && t < 3; t++) f[t] -= g[3 * slot + t];
+    e += ms_self_friction_pair(m, d, x, w->vpair[k], i, p, u, &per);
+    double c = per > 0 ? w->fric[w->vpair[k]].c[slot] : 0.0;
+    for (int t = 0; f && t < 3; t++) f[t] -= g[3 * slot + t] + c * per * u[t];
     for (int a = 0; H && a < 3; a++)
       for (int b = 0; b < 3; b++) H[3 * a + b] += hs[12 * (3 * slot + a) + 3 * slot + b];
+    if (H && per > 0) friction_block(w->fric[w->vpair[k]].n, c * c * per, H);
   }
   return e;
 }
@@ -395,16 +416,19 @@ void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd
   memset(blk, 0, sizeof(double) * 9 * m->nv);
   if (!ms_self_active(m, d)) return;
   const ms_self_ws *w = d->sc;
-  double q[12], hs[144];
+  double q[12], hs[144], u[3], per;
   ms_spd kept = spd == MS_SPD_PROJECT ? MS_SPD_PROJECT : MS_SPD_CLAMP;
   for (int p = 0; p < w->npair; p++) {
-    if (w->pair[p].ring) continue;
-    ms_self_gather(w->pair + p, x, q);
-    if (ms_pair_energy(m, w->pair[p].kind, q, kept, NULL, hs) == 0.0) continue;
-    for (int k = 0; k < 4; k++)
-      for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++)
-          blk[9 * w->pair[p].v[k] + 3 * a + b] += hs[12 * (3 * k + a) + 3 * k + b];
+    const ms_sc_pair *pr = w->pair + p;
+    if (pr->ring) continue;
+    ms_self_gather(pr, x, q);
+    int touching = ms_pair_energy(m, pr->kind, q, kept, NULL, hs) != 0.0;
+    ms_self_friction_pair(m, d, x, p, -1, NULL, u, &per);
+    for (int k = 0; k < 4; k++) {
+      double *b = blk + 9 * pr->v[k];
+      for (int r = 0; r < 9 && touching; r++) b[r] += hs[12 * (3 * k + r / 3) + 3 * k + r % 3];
+      if (per > 0) friction_block(w->fric[p].n, w->fric[p].c[k] * w->fric[p].c[k] * per, b);
+    }
   }
 }
 

@@ -101,6 +101,7 @@ static ms_status step(const ms_model *m, ms_data *d, ms_method method, double h,
   st = md->step(m, d, h, o, info);
   if (st != MS_OK) return st;
   if (md->flags & MS_IMPULSE_FRICTION) ms_friction_impulse(m, d, h);
+  ms_self_friction_impulse(m, d, h); /* where the step's g did not carry it */
 
   // reject a diverged state, otherwise swap it in and keep the old one as history
   if (!info->checked) {

@@ -43,15 +43,11 @@
 #define MS_SC_HALVINGS 30
 
 /* the room each side of pair pr at x may close, gamma (D - delta) [m] (<= 0 within the floor),
- * and the unit normal n from its second primitive to its first: the gradient of D^2 over the
- * first primitive's points is 2 (a* - b*) */
+ * and the unit normal n from its second primitive to its first */
 static double pair_plane(const ms_model *m, const ms_sc_pair *pr, const double *x, double n[3]) {
-  double q[12], g[12];
+  double q[12], c[4];
   ms_self_gather(pr, x, q);
-  double dist = sqrt(ms_pair_dist2(pr->kind, q, g, NULL));
-  n[0] = n[1] = n[2] = 0;
-  for (int a = 0; a < (pr->kind == MS_PAIR_PT ? 1 : 2); a++)
-    for (int t = 0; t < 3; t++) n[t] += dist > 0 ? g[3 * a + t] / (2 * dist) : 0.0;
+  double dist = ms_pair_closest(pr->kind, q, n, c);
   return MS_SC_GAMMA * (dist - MS_SC_FLOOR * m->sc_thickness);
 }
 

@@ -483,3 +483,14 @@ int ms_segment_meets_triangle(const double a[3], const double b[3], const double
   if ((sp > 0 && sq > 0) || (sp < 0 && sq < 0)) return 0;
   return line_meets(p, q, t);
 }
+
+double ms_pair_closest(ms_pair_kind kind, const double x[12], double n[3], double c[4]) {
+  double g[12], ga[3] = {0, 0, 0};
+  double dist = sqrt(ms_pair_dist2(kind, x, g, NULL));
+  for (int a = 0; a < (kind == MS_PAIR_PT ? 1 : 2); a++)
+    for (int t = 0; t < 3; t++) ga[t] += g[3 * a + t];
+  double len2 = dot(ga, ga);
+  for (int t = 0; t < 3; t++) n[t] = len2 > 0 ? ga[t] / sqrt(len2) : 0.0;
+  for (int k = 0; k < 4; k++) c[k] = len2 > 0 ? dot(g + 3 * k, ga) / len2 : 0.0;
+  return dist;
+}

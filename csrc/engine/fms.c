@@ -35,7 +35,7 @@ struct ms_fms_ws {
   int nv;
   int *all;        /* (nv) identity dof map: every vertex an unknown (penalty pinning) */
   char *touch;     /* (nv) 1 where the factor holds the contact penalty's h^2 kc */
-  double *kf;      /* (nv) friction stiffness the factor holds, times h^2 there [N/m] */
+  double *kf;      /* (nv) friction and self-contact bound the factor holds, times h^2 [N/m] */
   double *rhs;     /* (n,3) column-major right-hand sides, then the solution */
   double *base;    /* (n,3) column-major: the right-hand sides' part fixed within a step */
   double *xa, *xb; /* (nv,3) chebyshev: x^(k-1), G(x^k); anderson: G(x^(k-1)), f^(k-1) */
@@ -185,14 +185,18 @@ static ms_status factor(fms_ctx *c, ms_info *info) {
  * factor is rebuilt when the contact set changed or a vertex needs a stiffer friction bound
  * than it holds; one held above twice what is needed (a bound that slows the iterations) is
  * rebuilt too, with a quarter more than needed where that is more than kc, so that a normal
- * force that creeps does not rebuild it every step (c_i is kc on large steps, friction.c) */
+ * force that creeps does not rebuild it every step (c_i is kc on large steps, friction.c).
+ * Self-contact's barrier and friction join c_i the same way, each vertex's bound on their
+ * curvature at x_t (ms_self_stiffness); the barrier's curvature grows as a gap closes, so
+ * under self-contact an iteration that still raises g is undone and ends the iterations */
 static void contact_set(fms_ctx *c) {
   const ms_model *m = c->m;
   const ms_data *d = c->d;
   const double *x = d->x, *y = d->y;
   for (int v = 0; v < m->nv; v++) {
     char t = !m->fixed[v] && m->kc > 0 && ms_contact_path(m, x + 3 * v, y + 3 * v);
-    double need = t ? ms_friction_stiffness(m, d, v) : 0.0, *kf = c->w->kf + v;
+    double need = (t ? ms_friction_stiffness(m, d, v) : 0.0) + ms_self_stiffness(m, d, x, v);
+    double *kf = c->w->kf + v;
     if (t != c->w->touch[v]) c->w->touch[v] = t, c->w->rev = 0;
     if (need > *kf || need < 0.5 * *kf) *kf = need > m->kc ? 1.25 * need : need, c->w->rev = 0;
   }

@@ -73,13 +73,16 @@ double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, cons
                       double *f, double *H);
 void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd spd, double *blk);
 void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance);
+double ms_self_stiffness(const ms_model *m, const ms_data *d, const double *x, int i);
 
 /* selffriction.c: the pairs' friction at the step's start (after detection), the scheme's
- * anchor and step that make it a lagged potential, pair p's potential at x with vertex i at xi
+ * anchor and step that make it a lagged potential, pair p's stick stiffness 2 w / eps [N/m]
+ * (0 without friction), pair p's potential at x with vertex i at xi
  * (i < 0: none; its relative slip u and secant stiffness per = w F'(y)/y), and the impulse
  * after a step without it */
 ms_status ms_self_friction_begin(const ms_model *m, ms_data *d);
 void ms_self_friction_lag(const ms_model *m, ms_data *d, const double *anchor, double h);
+double ms_self_friction_stick(const ms_model *m, const ms_data *d, int p);
 double ms_self_friction_pair(const ms_model *m, const ms_data *d, const double *x, int p, int i,
                              const double *xi, double u[3], double *per);
 void ms_self_friction_impulse(const ms_model *m, ms_data *d, double h);

@@ -432,6 +432,25 @@ void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd
   }
 }
 
+/* vertex i's diagonal bound on its pairs' curvature at x [N/m] (FMS's matrix): by
+ * Cauchy-Schwarz (sum_k c_k u_k)^2 <= 2 sum_k |c_k| u_k^2 (the weights' magnitudes sum to 2), so
+ * a pair whose energy curves by b'' along its closest points' gap (and its friction by its
+ * stick stiffness across it) is bounded by 2 |c_k| times that on each vertex */
+double ms_self_stiffness(const ms_model *m, const ms_data *d, const double *x, int i) {
+  if (!ms_self_active(m, d)) return 0.0;
+  const ms_self_ws *w = d->sc;
+  double sum = 0, q[12], n[3], c[4], e1, e2;
+  for (int k = w->vstart[i]; k < w->vstart[i + 1]; k++) {
+    const ms_sc_pair *pr = w->pair + w->vpair[k];
+    ms_self_gather(pr, x, q);
+    double dist = ms_pair_closest(pr->kind, q, n, c);
+    ms_barrier(dist, m->sc_thickness, m->sc_stiffness, &e1, &e2);
+    for (int s = 0; s < 4; s++)
+      if (pr->v[s] == i) sum += 2 * fabs(c[s]) * (e2 + ms_self_friction_stick(m, d, w->vpair[k]));
+  }
+  return sum;
+}
+
 /* XPBD: each pair closer than the thickness projected back to it, C = d - dhat with
  * compliance alpha [m/N] (Macklin et al. 2016 without a kept multiplier: the pairs change
  * every step) */

@@ -4,8 +4,8 @@
  * the step's start x_t a pair at distance d < dhat presses with the barrier's normal force
  * lambda = -b'(d) (barrier.c) along the unit normal n from its second primitive to its first.
  * Its closest points are a* = sum_A c_k x_k and b* = -sum_B c_k x_k, c_k >= 0 on the first
- * primitive's vertices and <= 0 on the second's, each side summing to +-1: barycentric weights
- * read off the gradient of d^2, grad_k d^2 = 2 c_k (a* - b*). The closest points' relative slip
+ * primitive's vertices and <= 0 on the second's, each side summing to +-1 (distance.c). The
+ * closest points' relative slip
  * from the scheme's base point a, across n,
  *
  *   u = P sum_k c_k (x_k - a_k),  P = I - n n^T,
@@ -42,19 +42,13 @@ static ms_status reserve(ms_self_ws *w, int n) {
 /* pair pr's friction at x: w = mu lambda (0 beyond the thickness or within the ring), n, c */
 static void pair_friction(const ms_model *m, const ms_sc_pair *pr, const double *x,
                           ms_sc_fric *fr) {
-  double q[12], g[12], ga[3] = {0, 0, 0}, e1, e2;
+  double q[12], e1, e2;
   memset(fr, 0, sizeof(*fr));
   if (pr->ring) return;
   ms_self_gather(pr, x, q);
-  double dist = sqrt(ms_pair_dist2(pr->kind, q, g, NULL));
+  double dist = ms_pair_closest(pr->kind, q, fr->n, fr->c);
   ms_barrier(dist, m->sc_thickness, m->sc_stiffness, &e1, &e2);
-  for (int a = 0; a < (pr->kind == MS_PAIR_PT ? 1 : 2); a++)
-    for (int t = 0; t < 3; t++) ga[t] += g[3 * a + t];
-  double len2 = ms_dot(3, ga, ga);
-  if (!(e1 < 0) || !(len2 > 0)) return;
-  fr->w = m->sc_mu * -e1;
-  for (int t = 0; t < 3; t++) fr->n[t] = ga[t] / sqrt(len2);
-  for (int k = 0; k < 4; k++) fr->c[k] = ms_dot(3, g + 3 * k, ga) / len2;
+  fr->w = dist > 0 && e1 < 0 ? m->sc_mu * -e1 : 0.0;
 }
 
 ms_status ms_self_friction_begin(const ms_model *m, ms_data *d) {
@@ -87,14 +81,23 @@ static void relative(const ms_self_ws *w, int p, const double *x, const double *
   for (int t = 0; t < 3; t++) u[t] = e[t] - en * fr->n[t];
 }
 
+/* the stick zone eps of pair p's friction [m] (w > 0) */
+static double stick_zone(const ms_model *m, const ms_self_ws *w, int p) {
+  return fmax(2 * w->fric[p].w / m->sc_stiffness, MS_CREEP_SPEED * w->fh);
+}
+
+double ms_self_friction_stick(const ms_model *m, const ms_data *d, int p) {
+  const ms_self_ws *w = d->sc;
+  return w->lagged && w->fric[p].w > 0 ? 2 * w->fric[p].w / stick_zone(m, w, p) : 0.0;
+}
+
 double ms_self_friction_pair(const ms_model *m, const ms_data *d, const double *x, int p, int i,
                              const double *xi, double u[3], double *per) {
   const ms_self_ws *w = d->sc;
   double wp = w->lagged ? w->fric[p].w : 0.0;
   if (!(wp > 0)) return *per = 0.0;
   relative(w, p, x, w->anchor, i, xi, u);
-  double eps = fmax(2 * wp / m->sc_stiffness, MS_CREEP_SPEED * w->fh);
-  return ms_friction_mollified(wp, eps, sqrt(ms_dot(3, u, u)), per);
+  return ms_friction_mollified(wp, stick_zone(m, w, p), sqrt(ms_dot(3, u, u)), per);
 }
 
 void ms_self_friction_impulse(const ms_model *m, ms_data *d, double h) {

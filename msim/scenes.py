@@ -337,17 +337,18 @@ def cloth_heap(n: int = 30, *, height: float = 0.05, self_contact: bool = True) 
 
 def twisted_cloth(n: int = 20, *, turns: float = 0.5, duration: float = 1.0,
                   width: float = 0.8, self_contact: bool = True) -> Scene:
-    """A 1 m x `width` m cloth of n x (n width, at least 3) vertices, lying flat 0.5 m above
-    the origin along x, held by its two short edges (fixed vertices), which a script turns in
-    opposite directions about the cloth's long axis (x) by `turns` turns in total (each edge
-    turns / 2) over `duration` [s], easing in and out (smoothstep), then holds still.
+    """A 1 m x `width` m cloth (1 kg/m^2) of n x max(3, n width) vertices, lying flat 0.5 m
+    above the origin (no ground) with its long axis along x, held by its two short edges (fixed
+    vertices), which a script turns in opposite directions about the long axis by `turns`
+    turns in total (each edge turns / 2) over `duration` [s], easing in and out (smoothstep),
+    then holds still.
 
-    The twist winds the cloth into a helix whose middle, pulled in from both sides and
-    sagging under gravity, folds and presses on itself: without self-contact the folds pass
-    through each other. The script assigns the fixed edges' positions before every step, so
-    BDF2's history ends each step and it takes implicit Euler steps here. Rest lengths are the
-    flat cloth's; no bending springs (the pinned edges are turned by the script, which does
-    work: the run's energies["work"]). Step 1/60 s."""
+    The twist wrings the cloth's middle into a rope, where it folds and presses on itself:
+    without self-contact the folds pass through each other (from about 0.7 s at n = 10). The
+    script assigns the held edges' positions before every step, so BDF2's history ends each
+    step and it takes implicit Euler steps here; the work the script does is the run's
+    energies["work"]. Structural and shear springs, their rest lengths the flat cloth's.
+    Step 1/60 s."""
     m = max(3, round(n * width))
     flat = cloth_grid(n, m, (1.0, width), bending=False, origin=(-0.5, 0.5, -width / 2))
     grid = np.arange(n * m).reshape(m, n)
@@ -380,14 +381,15 @@ def cloth_stack(n: int = 15, *, layers: int = 3, gap: float = 0.05, angle: float
                 radius: float = 0.25, self_contact: bool = True) -> Scene:
     """`layers` n x n, 1 m cloths stacked `gap` [m] apart (the lowest 0.4 m above the origin),
     each turned `angle` [degrees] about the vertical more than the one below it, dropped onto
-    a sphere of `radius` [m] at the origin (friction 0.5): they drape over the sphere and onto
-    each other, and with self-contact they stay stacked in their order, `gap` apart at most and
-    a self_thickness apart at least. Without self-contact the upper ones fall through the lower
-    ones wherever the lower ones are held up by the sphere.
+    a sphere of `radius` [m] at the origin (friction 0.5): they land on the sphere near 0.19 s
+    and drape over it and onto each other. With self-contact they stay stacked in their
+    order, more than half a self_thickness apart (where its log barrier starts); without it
+    the upper ones fall through the lower ones wherever the sphere holds those up.
 
     One System: the layers' vertices, springs and triangles concatenated, layer k's vertices
     at k n^2 .. (k + 1) n^2 - 1 (so `positions.reshape(layers, n * n, 3)` splits them). Each
-    layer weighs 1 kg. Rest lengths are the flat cloth's. Step 1/60 s."""
+    layer weighs 1 kg. Structural, shear and bending springs, their rest lengths the flat
+    cloth's. Step 1/60 s."""
     flat = cloth_grid(n, n, origin=(-0.5, 0.0, -0.5))
     parts = []
     for k in range(layers):

@@ -335,6 +335,79 @@ def cloth_heap(n: int = 30, *, height: float = 0.05, self_contact: bool = True) 
     return Scene("cloth heap", sim, mesh.faces, dt=1 / 60)
 
 
+def twisted_cloth(n: int = 20, *, turns: float = 0.5, duration: float = 1.0,
+                  width: float = 0.8, self_contact: bool = True) -> Scene:
+    """A 1 m x `width` m cloth (1 kg/m^2) of n x max(3, n width) vertices, lying flat 0.5 m
+    above the origin (no ground) with its long axis along x, held by its two short edges (fixed
+    vertices), which a script turns in opposite directions about the long axis by `turns`
+    turns in total (each edge turns / 2) over `duration` [s], easing in and out (smoothstep),
+    then holds still.
+
+    The twist wrings the cloth's middle into a rope, where it folds and presses on itself:
+    without self-contact the folds pass through each other (from about 0.7 s at n = 10). The
+    script assigns the held edges' positions before every step, so BDF2's history ends each
+    step and it takes implicit Euler steps here; the work the script does is the run's
+    energies["work"]. Structural and shear springs, their rest lengths the flat cloth's.
+    Step 1/60 s."""
+    m = max(3, round(n * width))
+    flat = cloth_grid(n, m, (1.0, width), bending=False, origin=(-0.5, 0.5, -width / 2))
+    grid = np.arange(n * m).reshape(m, n)
+    left, right = grid[:, 0], grid[:, -1]
+    start = flat.vertices.copy()
+    sim = System(start, flat.edges, mass=width / (n * m), stiffness=1000.0, damping=0.5,
+                 fixed=np.concatenate([left, right]), faces=flat.faces,
+                 self_contact=self_contact)
+
+    def twist(s: System) -> None:
+        u = np.clip(s.time / duration, 0.0, 1.0)
+        angle = np.pi * turns * u * u * (3.0 - 2.0 * u)  # each edge's share, smoothstep
+        x = s.positions
+        x[left] = _turn_about_x(start[left], -angle, axis=(0.5, 0.0))
+        x[right] = _turn_about_x(start[right], angle, axis=(0.5, 0.0))
+        s.positions = x
+
+    return Scene("twisted cloth", sim, flat.faces, dt=1 / 60, before_step=twist)
+
+
+def _turn_about_x(points: np.ndarray, angle: float, axis: tuple[float, float]) -> np.ndarray:
+    """points (k,3) [m] turned by `angle` [rad] about the line parallel to x through
+    (y, z) = axis [m], right-handed."""
+    c, s = np.cos(angle), np.sin(angle)
+    y, z = points[:, 1] - axis[0], points[:, 2] - axis[1]
+    return np.column_stack([points[:, 0], axis[0] + c * y - s * z, axis[1] + s * y + c * z])
+
+
+def cloth_stack(n: int = 15, *, layers: int = 3, gap: float = 0.05, angle: float = 20.0,
+                radius: float = 0.25, self_contact: bool = True) -> Scene:
+    """`layers` n x n, 1 m cloths stacked `gap` [m] apart (the lowest 0.4 m above the origin),
+    each turned `angle` [degrees] about the vertical more than the one below it, dropped onto
+    a sphere of `radius` [m] at the origin (friction 0.5): they land on the sphere near 0.19 s
+    and drape over it and onto each other. With self-contact they stay stacked in their
+    order, more than half a self_thickness apart (where its log barrier starts); without it
+    the upper ones fall through the lower ones wherever the sphere holds those up.
+
+    One System: the layers' vertices, springs and triangles concatenated, layer k's vertices
+    at k n^2 .. (k + 1) n^2 - 1 (so `positions.reshape(layers, n * n, 3)` splits them). Each
+    layer weighs 1 kg. Structural, shear and bending springs, their rest lengths the flat
+    cloth's. Step 1/60 s."""
+    flat = cloth_grid(n, n, origin=(-0.5, 0.0, -0.5))
+    parts = []
+    for k in range(layers):
+        turn = np.radians(angle * k)
+        c, s = np.cos(turn), np.sin(turn)
+        x, z = flat.vertices[:, 0], flat.vertices[:, 2]
+        parts.append(np.column_stack([c * x + s * z, np.full(n * n, 0.4 + k * gap),
+                                      -s * x + c * z]))
+    offsets = n * n * np.arange(layers)
+    vertices = np.concatenate(parts)
+    edges = np.concatenate([flat.edges + o for o in offsets])
+    faces = np.concatenate([flat.faces + o for o in offsets])
+    sim = System(vertices, edges, mass=1.0 / n**2, stiffness=1000.0, damping=0.5,
+                 spheres=[[0.0, 0.0, 0.0, radius]], friction=0.5, faces=faces,
+                 self_contact=self_contact)
+    return Scene("cloth stack", sim, faces, dt=1 / 60)
+
+
 def _lengths(vertices: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """(m,) lengths of the springs `edges` at `vertices` [m]."""
     return np.linalg.norm(vertices[edges[:, 0]] - vertices[edges[:, 1]], axis=1)
@@ -349,4 +422,6 @@ SCENES: dict[str, Callable[..., Scene]] = {
     "pushed_cloth": pushed_cloth,
     "folded_cloth": folded_cloth,
     "cloth_heap": cloth_heap,
+    "twisted_cloth": twisted_cloth,
+    "cloth_stack": cloth_stack,
 }

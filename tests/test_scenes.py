@@ -15,10 +15,12 @@ SMALL = {  # each scene at a size that keeps the test fast
     "pushed_cloth": dict(n=8),
     "folded_cloth": dict(n=8),
     "cloth_heap": dict(n=8),
+    "twisted_cloth": dict(n=8),
+    "cloth_stack": dict(n=6, layers=2),
 }
-# scenes with self-contact: tests/test_self_contact.py runs them in every method and counts
-# their crossings at every step
-SELF_CONTACT = {"folded_cloth", "cloth_heap"}
+# scenes with self-contact: tests/test_self_contact.py and tests/test_self_contact_scenes.py
+# run them in every method and count their crossings at every step
+SELF_CONTACT = {"folded_cloth", "cloth_heap", "twisted_cloth", "cloth_stack"}
 
 
 def test_every_scene_is_listed():

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core
-from .methods import as_int, number_text, resolve
+from .methods import as_int, number_text
 from .trajectory import Trajectory
 
 
@@ -134,7 +134,7 @@ class System(_core.System):
         if not isinstance(history, (bool, np.bool_)):
             raise TypeError(f"history: expected True or False, got {history!r}")
         iters, converged, residuals, objectives, seconds, timings, contact = self._step(
-            dt, method, bool(history), **resolve(method, options))
+            dt, method, bool(history), **options)
         if history and len(residuals) == _core.HISTORY_MAX <= iters:
             warnings.warn(f"{method}: the history keeps the first {_core.HISTORY_MAX} of the "
                           f"step's {iters + 1} entries (msim._core.HISTORY_MAX)", HistoryWarning,
@@ -181,7 +181,7 @@ class System(_core.System):
         if before_step is not None and not callable(before_step):
             raise TypeError(f"before_step: expected a function of the System or None, got "
                             f"{type(before_step).__name__}")
-        core_options = resolve(method, options)
+        _core.check_options(method, **options)
         _warn_if_inside(self)
         record = _Recorder(self, method, dt, options, scripted=before_step is not None)
         bar = _progress(steps, method) if progress else None
@@ -190,7 +190,7 @@ class System(_core.System):
                 if before_step is not None:
                     record.script(before_step)
                 try:
-                    iters, _, _, _, sec, _, _ = self._step(dt, method, False, **core_options)
+                    iters, _, _, _, sec, _, _ = self._step(dt, method, False, **options)
                 except _core.DivergenceError:
                     if on_divergence == "raise":
                         raise

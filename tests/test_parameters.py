@@ -122,3 +122,19 @@ def test_an_option_the_solver_reads_at_its_default_changes_nothing(solver, optio
     a.step(H, "implicit_euler", solver=solver)
     b.step(H, "implicit_euler", solver=solver, **{option: value})
     np.testing.assert_array_equal(a.positions, b.positions)
+
+
+@pytest.mark.parametrize("solver, acceleration", [
+    (solver, accel) for solver, row in SOLVERS.items() if row["accelerations"]
+    for accel in IMPLICIT["acceleration"].kind if accel not in row["accelerations"]])
+def test_an_acceleration_the_solver_does_not_offer_is_refused_before_any_step(solver,
+                                                                              acceleration):
+    # the registry row of each solver of g lists the accelerations it offers (VBD: no Anderson)
+    message = f"^acceleration: solver '{solver}' does not take acceleration='{acceleration}'$"
+    with pytest.raises(ValueError, match=message):
+        msim._core.check_options("implicit_euler", solver=solver, acceleration=acceleration)
+    sim = resting_cloth()
+    steps = sim.steps
+    with pytest.raises(ValueError, match=message):
+        sim.step(H, "implicit_euler", solver=solver, acceleration=acceleration)
+    assert sim.steps == steps

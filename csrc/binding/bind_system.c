@@ -274,19 +274,10 @@ static PyObject *System_fms_factorizations(SystemObject *self, PyObject *unused)
 /* _stable_step(method) -> (largest stable step [s], omega_max [rad/s]) of the model
  * (ms_stable_step, ms_omega_max); inf when the method is stable at every step */
 static PyObject *System_stable_step(SystemObject *self, PyObject *name) {
-  if (check_ready(self)) return NULL;
-  const char *text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-  int method = -1;
-  for (int i = 0; text && i < MS_NMETHOD; i++)
-    if (!strcmp(text, ms_methods[i].name)) method = i;
-  if (method < 0) {
-    if (!PyErr_Occurred())
-      PyErr_Format(PyExc_ValueError, "method: expected an integrator name, got %R", name);
-    return NULL;
-  }
-  if (sys_lock(self)) return NULL;
+  ms_method method;
+  if (check_ready(self) || get_method(name, &method) || sys_lock(self)) return NULL;
   double omega = ms_omega_max(&self->m);
-  double limit = ms_stable_step(&self->m, (ms_method)method, omega);
+  double limit = ms_stable_step(&self->m, method, omega);
   sys_unlock(self);
   if (isnan(limit) || isnan(omega)) return PyErr_NoMemory();
   return Py_BuildValue("(dd)", limit, omega);
@@ -423,7 +414,7 @@ static PyMethodDef System_methods[] = {
     {"_fms_factorizations", (PyCFunction)System_fms_factorizations, METH_NOARGS,
      "_fms_factorizations() -> numeric factorisations FMS has done (tests of the cache)"},
     {"_fms_kernel", (PyCFunction)(void (*)(void))System_fms_kernel, METH_VARARGS | METH_KEYWORDS,
-     "_fms_kernel(dt, part, repeats, **core_options) -> seconds of one FMS kernel (benchmarks)"},
+     "_fms_kernel(dt, part, repeats, **options) -> seconds of one FMS kernel (benchmarks)"},
     {"_stable_step", (PyCFunction)System_stable_step, METH_O,
      "_stable_step(method) -> (largest stable step [s], omega_max [rad/s]); use "
      "msim.scenes.stability_limit and omega_max"},

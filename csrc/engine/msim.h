@@ -409,6 +409,7 @@ typedef struct {
   ms_minimize_fn minimize; /* minimises g from d->xn */
   int cap;                 /* default iteration cap */
   uint32_t reads;          /* the options it reads: bits (1u << ms_opt_id) */
+  uint32_t accel; /* the accelerations it offers where it reads one: bits (1u << ms_accel) */
 } ms_solver_def;
 typedef struct {
   size_t offset;            /* of the workspace's pointer in ms_data */

@@ -138,3 +138,15 @@ def test_an_acceleration_the_solver_does_not_offer_is_refused_before_any_step(so
     with pytest.raises(ValueError, match=message):
         sim.step(H, "implicit_euler", solver=solver, acceleration=acceleration)
     assert sim.steps == steps
+
+
+def test_the_constructor_takes_a_keyword_per_row_of_the_parameter_table():
+    # the binding's constructor reads its keywords from the engine's table of model parameters
+    vertices, edges = [[0.0, 0, 0], [1, 0, 0]], [[0, 1]]
+    built = msim.System(vertices, edges)
+    values = {name: getattr(built, name) for name in msim._core.model_parameters()}
+    again = msim.System(vertices, edges, **values)
+    for name, value in values.items():
+        np.testing.assert_array_equal(getattr(again, name), value, err_msg=name)
+    with pytest.raises(TypeError, match="'masses' is an invalid keyword argument for System()"):
+        msim.System([[0.0, 0, 0]], np.zeros((0, 2), int), masses=1.0)

@@ -56,7 +56,7 @@ class System(_core.System):
     System(vertices, edges, *, mass={mass}, stiffness={stiffness}, rest_lengths=None,
            fixed=None, gravity={gravity}, damping={damping}, planes=None, spheres=None,
            contact_stiffness={contact_stiffness}, contact_scale={contact_scale},
-           friction={friction}, faces=None, self_contact=False, self_thickness=None,
+           friction={friction}, faces=None, self_contact={self_contact}, self_thickness=None,
            self_stiffness={self_stiffness}, self_contact_ring={self_contact_ring},
            threads={threads})
 

@@ -501,8 +501,9 @@ PyObject *defaults_py(PyObject *mod, PyObject *unused) {
     const ms_model_param *p = &ms_model_params[i];
     if (!p->size) continue;
     PyObject *value = p->size == 3 ? Py_BuildValue("(ddd)", p->value[0], p->value[1], p->value[2])
-                      : i == MS_P_THREADS ? PyLong_FromDouble(p->value[0])
-                                          : PyFloat_FromDouble(p->value[0]);
+                      : p->type == MS_FLAG ? PyBool_FromLong(p->value[0] != 0)
+                      : p->type == MS_INT  ? PyLong_FromDouble(p->value[0])
+                                           : PyFloat_FromDouble(p->value[0]);
     if (!value || PyDict_SetItemString(out, p->name, value)) Py_CLEAR(out);
     Py_XDECREF(value);
   }

@@ -236,6 +236,7 @@ typedef enum {
 typedef struct {
   const char *name;           /* constructor keyword and property */
   const char *shape;          /* "(n,)", "(m,)", "(f,)", "(3,)", "()", "(k,4)" */
+  ms_opt_type type;           /* its values: MS_REAL, MS_INT (indices, counts) or MS_FLAG */
   double lo;                  /* values must be >= lo (> lo when strict); NAN: no bound */
   int strict;                 /* 1: lo itself excluded */
   double value[3];            /* default: a scalar, or the 3 entries of a (3,) */

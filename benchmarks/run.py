@@ -40,7 +40,6 @@ from typing import Callable
 import numpy as np
 
 import msim
-from msim.methods import resolve
 from msim.scenes import EXPLICIT
 
 from msim.reference import fms as ref_fms
@@ -163,9 +162,8 @@ def fms_floor(n: int, threads: int = 1, repeats: int = 20) -> tuple[float, float
     """(one FMS iteration as step runs it, bare local step + one n x 3 solve) [s]."""
     sim = cloth(n, threads)
     sim.step(H, "fms", iterations=10)
-    core = resolve("fms", {})
-    local = min(sim._fms_kernel(H, "local", repeats, **core) for _ in range(3)) / repeats
-    solve = min(sim._fms_kernel(H, "solve", repeats, **core) for _ in range(3)) / repeats
+    local = min(sim._fms_kernel(H, "local", repeats) for _ in range(3)) / repeats
+    solve = min(sim._fms_kernel(H, "solve", repeats) for _ in range(3)) / repeats
     state = sim.get_state()
 
     def run(k: int) -> float:

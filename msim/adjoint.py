@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import _core
 from ._core import Error
-from .methods import resolve
 
 if TYPE_CHECKING:
     from .system import System
@@ -92,21 +92,22 @@ class Gradient:
 
 def refusal(sim: System, method: str) -> str | None:
     """Why `method` has no gradient on `sim` (a sentence), or None when it has one."""
-    resolve(method, {})
+    _core.check_options(method)
     return sim._adjoint_refusal(method)
 
 
-def _check(sim: System, method: str, core_options: dict[str, Any]) -> None:
-    """ValueError naming the cause when a run of `method` with these core options on `sim`
-    has no gradient."""
+def _check(sim: System, method: str, options: dict[str, Any]) -> None:
+    """The options checked, and ValueError naming the cause when a run of `method` with them
+    on `sim` has no gradient."""
+    _core.check_options(method, **options)
     why = refusal(sim, method)
     if why is not None:
         raise ValueError(f"{method} has no gradient here: {why}")
-    if method in IMPLICIT and not core_options.get("tol", 0.0) > 0:
+    if method in IMPLICIT and not options.get("tol", 0.0) > 0:
         raise ValueError(f"{method}: its gradient comes from the implicit function theorem, "
                          "which needs each step solved to a tolerance: give tol > 0 (and "
                          "iterations enough to reach it)")
-    if method == "fms" and core_options.get("pin", 0) != 0:
+    if method == "fms" and options.get("pin", "eliminate") != "eliminate":
         raise ValueError("fms: pin='penalty' adds a penalty on the fixed vertices to g that the "
                          "step then undoes; its gradient is not implemented: use "
                          "pin='eliminate'")
@@ -134,13 +135,12 @@ def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,
     MINRES preconditioned by the clamped factor; NotPositiveDefiniteError where that fails
     too (a singular Hessian: no isolated solution, so no gradient).
     """
-    core = resolve(method, options)
-    _check(sim, method, core)
+    _check(sim, method, options)
     fext = sim.external_forces if external_forces is None else external_forces
     grad = _vjp(sim, method, dt, x, v, x_next, v_next, fext, adj_x, adj_v, previous=previous)
-    if method in IMPLICIT and grad.residual > core["tol"]:
+    if method in IMPLICIT and grad.residual > options["tol"]:
         warnings.warn(f"{method}: |grad g| = {grad.residual:.3g} N at the step's solution "
-                      f"exceeds tol = {core['tol']:.3g} N: the gradient is that of an exact "
+                      f"exceeds tol = {options['tol']:.3g} N: the gradient is that of an exact "
                       "solve", AdjointWarning, stacklevel=2)
     return grad
 
@@ -177,7 +177,7 @@ class Tape:
               record_every: int) -> Tape:
         """A tape for a run of `sim` from its current state; ValueError when the run would
         have no gradient."""
-        _check(sim, method, resolve(method, options))
+        _check(sim, method, options)
         state = sim.get_state()
         previous = ((state["previous_positions"], state["previous_velocities"])
                     if method == "bdf2" and state["previous_dt"] == dt else None)

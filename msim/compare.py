@@ -10,7 +10,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .methods import as_int, resolve
+from . import _core
+from .methods import as_int
 from .strain import edge_strain, max_strain, spring_strain  # noqa: F401 (msim.compare.* too)
 from .system import System
 from .table import make_table
@@ -127,9 +128,9 @@ def _runs(runs, steps, dt) -> list[tuple[str, dict[str, Any], float, int]]:
 
 
 def _check_method(where: str, method: Any, options: dict[str, Any]) -> None:
-    """resolve's check of `method` and its options, its error prefixed with `where`."""
+    """The core's check of `method` and its options, its error prefixed with `where`."""
     try:
-        resolve(method, options)
+        _core.check_options(method, **options)
     except (TypeError, ValueError) as error:
         raise type(error)(f"{where}: {error}") from None
 

@@ -1,16 +1,17 @@
 """The integrators msim offers and the options each one takes.
 
 Every method name maps to its options: the public option name, its default, its type (or the
-allowed strings), its allowed range and the keyword the C core receives. The one table of these
-facts is the C core's registry (csrc/engine/registry.c, read through `_core.methods()`); this
-module only turns it into Python objects. `resolve` checks a user's options against it so that
-a misspelt or out-of-place option is an error, never silently ignored; the core refuses an
-option the chosen solver of g does not read.
+allowed strings), its allowed range and the ms_opt field it sets in the C core. The one table
+of these facts is the C core's registry (csrc/engine/registry.c, read through
+`_core.methods()`); this module only turns it into Python objects for reading (docs, the
+README's table, `msim.METHODS`). The options a step receives are parsed in C against the same
+table (`System.step`, `_core.check_options`): a misspelt or out-of-place option, a wrong type,
+a value out of range, an option the chosen solver of g does not read and a choice it does not
+offer are each an error naming the option, never silently ignored.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 import re
 from dataclasses import dataclass
@@ -65,37 +66,6 @@ SPD: tuple[str, ...] = METHODS["implicit_euler"]["spd"].kind
 START: tuple[str, ...] = METHODS["fms"]["start"].kind
 
 
-def resolve(method: str, options: dict[str, Any]) -> dict[str, Any]:
-    """Return the C keyword arguments for the `options` given to `method`, each checked and
-    converted (a choice's name to its index); the core fills the defaults of the rest.
-
-    An option whose default is None is left to the core (an iteration cap that depends on the
-    solver); two public names of one option (`iterations`, `max_iterations`) may not both be
-    given. Raises ValueError for an unknown method, option or choice and TypeError for a wrong
-    type. Which options a solver of g reads is the core's to say: it refuses the rest when
-    the step is taken (`_core.solvers()` lists them).
-    """
-    if not isinstance(method, str):
-        raise TypeError(f"method: expected a string, got {type(method).__name__}")
-    if method not in METHODS:
-        raise ValueError(f"method: expected one of {sorted(METHODS)}, got {method!r}")
-    table = METHODS[method]
-    unknown = sorted(set(options) - set(table))
-    if unknown:
-        allowed = sorted(table) or "none"
-        raise ValueError(f"{unknown[0]}: not an option of method {method!r} (options: {allowed})")
-    core: dict[str, Any] = {}
-    given: dict[str, str] = {}  # core keyword -> the public name that set it
-    for name, value in options.items():
-        opt = table[name]
-        if opt.core in given:
-            raise ValueError(f"{name}: another name of {given[opt.core]}; give one of the two")
-        given[opt.core] = name
-        if not (value is None and opt.default is None):  # None: the solver's own cap
-            core[opt.core] = _convert(name, value, opt)
-    return core
-
-
 def cap_name(method: str) -> str:
     """The public name of `method`'s iteration cap: `iterations`, or `max_iterations` where
     that is its only name (linearized_implicit). ValueError for a method without a cap."""
@@ -103,34 +73,6 @@ def cap_name(method: str) -> str:
         if name in METHODS[method]:
             return name
     raise ValueError(f"method: {method!r} takes no iteration cap")
-
-
-def _convert(name: str, value: Any, opt: Option) -> Any:
-    """Check one option value against its Option and convert it for the core."""
-    if isinstance(opt.kind, tuple):
-        # a string first: `array in tuple` compares element-wise and has no truth value
-        if not isinstance(value, str):
-            raise TypeError(f"{name}: expected one of {list(opt.kind)} (a string), got "
-                            f"{type(value).__name__}")
-        if value not in opt.kind:
-            raise ValueError(f"{name}: expected one of {list(opt.kind)}, got {value!r}")
-        return opt.kind.index(value)
-    if opt.kind is bool:
-        if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"{name}: expected True or False, got {value!r}")
-        return int(value)  # the core reads flags as integers
-    if opt.kind is int:
-        number = as_int(name, value)
-    elif isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
-    else:
-        number = float(value)
-    above = number >= opt.low
-    below = number < opt.high if opt.high_open else number <= opt.high
-    if not (above and below and (opt.kind is int or math.isfinite(number))):
-        what = "an integer" if opt.kind is int else "a real number"
-        raise ValueError(f"{name}: expected {what} in {opt.range_text()}, got {value!r}")
-    return number
 
 
 def number_text(value: Any) -> str:

@@ -21,7 +21,6 @@ import numpy as np
 from .experiments import calm_after, gust_curtain
 from .mesh import box_tets, cloth_grid, rope, tet_mesh
 from . import _core
-from .methods import resolve
 from .system import System, Trajectory
 
 
@@ -85,7 +84,7 @@ class Scene:
           linear mode at every h but damps nothing, and stiff rotating springs and penalty
           contact pump energy into it at omega h >> 1.
         """
-        resolve(method, {})
+        _core.check_options(method)
         if method in EXPLICIT:
             return min(self.dt, stable_dt(self.initial) * EXPLICIT[method] / 2.0)
         if method == "implicit_midpoint":
@@ -167,7 +166,6 @@ def stability_limit(system: System, method: str) -> float:
     upper bound elsewhere, so the limits are on the safe side. The core computes it, from the
     same registry row a DivergenceError's advice quotes.
     """
-    resolve(method, {})
     return system._stable_step(method)[0]
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _core
 from .adjoint import Tape
-from .methods import as_int, number_text, resolve
+from .methods import as_int, number_text
 from .trajectory import Trajectory
 
 
@@ -57,7 +57,7 @@ class System(_core.System):
     System(vertices, edges, *, mass={mass}, stiffness={stiffness}, rest_lengths=None,
            fixed=None, gravity={gravity}, damping={damping}, planes=None, spheres=None,
            contact_stiffness={contact_stiffness}, contact_scale={contact_scale},
-           friction={friction}, faces=None, self_contact=False, self_thickness=None,
+           friction={friction}, faces=None, self_contact={self_contact}, self_thickness=None,
            self_stiffness={self_stiffness}, self_contact_ring={self_contact_ring},
            self_friction={self_friction}, threads={threads})
 
@@ -135,7 +135,7 @@ class System(_core.System):
         if not isinstance(history, (bool, np.bool_)):
             raise TypeError(f"history: expected True or False, got {history!r}")
         iters, converged, residuals, objectives, seconds, timings, contact = self._step(
-            dt, method, bool(history), **resolve(method, options))
+            dt, method, bool(history), **options)
         if history and len(residuals) == _core.HISTORY_MAX <= iters:
             warnings.warn(f"{method}: the history keeps the first {_core.HISTORY_MAX} of the "
                           f"step's {iters + 1} entries (msim._core.HISTORY_MAX)", HistoryWarning,
@@ -197,7 +197,7 @@ class System(_core.System):
         if before_step is not None and not callable(before_step):
             raise TypeError(f"before_step: expected a function of the System or None, got "
                             f"{type(before_step).__name__}")
-        core_options = resolve(method, options)
+        _core.check_options(method, **options)
         if not isinstance(adjoint, (bool, np.bool_)):
             raise TypeError(f"adjoint: expected True or False, got {adjoint!r}")
         if adjoint and before_step is not None:
@@ -213,7 +213,7 @@ class System(_core.System):
                     record.script(before_step)
                 try:
                     iters, converged, _, _, sec, _, _ = self._step(dt, method, False,
-                                                                   **core_options)
+                                                                   **options)
                 except _core.DivergenceError:
                     if on_divergence == "raise":
                         raise

@@ -123,3 +123,31 @@ def test_an_option_the_solver_reads_at_its_default_changes_nothing(solver, optio
     a.step(H, "implicit_euler", solver=solver)
     b.step(H, "implicit_euler", solver=solver, **{option: value})
     np.testing.assert_array_equal(a.positions, b.positions)
+
+
+@pytest.mark.parametrize("solver, acceleration", [
+    (solver, accel) for solver, row in SOLVERS.items() if row["accelerations"]
+    for accel in IMPLICIT["acceleration"].kind if accel not in row["accelerations"]])
+def test_an_acceleration_the_solver_does_not_offer_is_refused_before_any_step(solver,
+                                                                              acceleration):
+    # the registry row of each solver of g lists the accelerations it offers (VBD: no Anderson)
+    message = f"^acceleration: solver '{solver}' does not take acceleration='{acceleration}'$"
+    with pytest.raises(ValueError, match=message):
+        msim._core.check_options("implicit_euler", solver=solver, acceleration=acceleration)
+    sim = resting_cloth()
+    steps = sim.steps
+    with pytest.raises(ValueError, match=message):
+        sim.step(H, "implicit_euler", solver=solver, acceleration=acceleration)
+    assert sim.steps == steps
+
+
+def test_the_constructor_takes_a_keyword_per_row_of_the_parameter_table():
+    # the binding's constructor reads its keywords from the engine's table of model parameters
+    vertices, edges = [[0.0, 0, 0], [1, 0, 0]], [[0, 1]]
+    built = msim.System(vertices, edges)
+    values = {name: getattr(built, name) for name in msim._core.model_parameters()}
+    again = msim.System(vertices, edges, **values)
+    for name, value in values.items():
+        np.testing.assert_array_equal(getattr(again, name), value, err_msg=name)
+    with pytest.raises(TypeError, match="'masses' is an invalid keyword argument for System()"):
+        msim.System([[0.0, 0, 0]], np.zeros((0, 2), int), masses=1.0)

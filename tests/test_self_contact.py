@@ -242,9 +242,9 @@ def gains(why):
 
 STIFF = gains("the barrier's stiffness is not in omega_max: at the step the scene picks the "
               "explicit method is unstable on it (symplectic Euler peaks near 430 J)")
-UNSOLVED = gains("its g is not minimised where the barrier curves: FMS's matrix leaves the "
-                 "barrier out, its safeguarded iterations stall (BDF2 by FMS peaks near 35 J), the linearised step solves "
-                 "the barrier's tangent (near 936 J)")
+UNSOLVED = gains("its g is not minimised where the barrier curves: FMS's 10 iterations stop "
+                 "far from it where the layers land (BDF2 by FMS peaks near 35 J), the "
+                 "linearised step solves the barrier's tangent (near 936 J)")
 CONSERVATIVE = gains("the midpoint damps nothing, and the barrier's curvature pumps energy into "
                      "it at midpoint_dt even solved to tol, with no vertex cut (near 600 J)")
 

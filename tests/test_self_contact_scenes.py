@@ -24,12 +24,6 @@ QUALITY = ("implicit_euler", "bdf2", "fms", "xpbd")
 IMPLICIT_SOLVERS = ("newton", "fms", "lbfgs", "vbd")
 TWIST = dict(n=10)  # 10 x 8 vertices: the twist's folds first cross near 0.7 s without contact
 STACK = dict(n=8)  # three 8 x 8 layers: they land on the sphere near 0.19 s
-FMS_GAINS = pytest.mark.xfail(strict=True, reason=(
-    "FMS with self-contact raises g within a step where the upper layers land on the lower "
-    "one (n=8, step 10: g from 4.45 J to 1757 J over its 10 iterations, 2.9e7 J over 100), "
-    "and the stack is thrown through the sphere"))
-
-
 def ipctk_crossings(positions, faces):
     """True when ipctk finds an edge of the mesh crossing one of its triangles."""
     edges = ipctk.edges(faces)
@@ -121,14 +115,12 @@ def test_the_stack_never_crosses_itself(method):
         assert_stacked(sim)
 
 
-@FMS_GAINS
 def test_the_stack_keeps_its_order_in_fms():
     sim, _, _ = run_counting(scenes.cloth_stack(**STACK), "fms", 0.3)
     assert_stacked(sim)
 
 
-@pytest.mark.parametrize("solver", [
-    "newton", pytest.param("fms", marks=FMS_GAINS), "lbfgs", "vbd"])
+@pytest.mark.parametrize("solver", IMPLICIT_SOLVERS)
 def test_every_implicit_euler_solver_keeps_the_stack(solver):
     scene = scenes.cloth_stack(**STACK)
     sim, worst, frames = run_counting(scene, "implicit_euler", 0.3, solver=solver)

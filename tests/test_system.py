@@ -196,6 +196,11 @@ def test_constructor_defaults_are_the_core_tables_and_the_docstring_says_them():
         assert getattr(sim, name) == defaults[name]
     assert defaults["mass"] == 0.01 and defaults["gravity"] == (0.0, -9.81, 0.0)  # the contract
     assert "mass=0.01, stiffness=1000," in msim.System.__doc__
+    # each default has the type its keyword takes (the table's kind of value), so they pass back
+    assert defaults["self_contact"] is False and type(defaults["self_contact_ring"]) is int
+    assert "self_contact=False," in msim.System.__doc__
+    assert msim.System([[0.0, 0, 0], [1, 0, 0]], [[0, 1]], **defaults).parameters().keys() == {
+        "vertices", "edges", *msim._core.model_parameters()}
 
 
 def test_a_history_longer_than_the_cap_keeps_its_first_entries_and_says_so():

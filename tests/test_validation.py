@@ -137,15 +137,19 @@ def test_options_out_of_range_name_the_option_and_the_range(sim, method, options
     assert sim.steps == 0
 
 
-@pytest.mark.parametrize("core, message", [
-    ({"rho": 1.5}, r"rho: expected a real number in \[0.0, 1.0\), got 1.5"),
-    ({"acceleration": 3}, r"acceleration: expected an integer in \[0, 2\], got 3"),
-    ({"start": -1}, r"start: expected an integer in \[0, 4\], got -1"),
+@pytest.mark.parametrize("options, error, message", [
+    ({"rho": 1.5}, ValueError, r"rho: expected a real number in \[0.0, 1.0\), got 1.5"),
+    ({"acceleration": 3}, TypeError,
+     r"acceleration: expected one of \['none', 'chebyshev', 'anderson'\] \(a string\), got int"),
+    ({"start": "last"}, ValueError, r"start: expected one of \[.*'lowest'.*\], got 'last'"),
 ])
-def test_the_core_keywords_are_checked_against_the_same_table(sim, core, message):
-    # the private _step takes the core's keywords; it checks them with the same ranges
-    with pytest.raises(ValueError, match=message):
-        sim._step(0.01, "fms", **core)
+def test_the_core_parses_the_options_against_the_same_table(sim, options, error, message):
+    # the private _step takes the public options and parses them itself, in C, against the
+    # registry that METHODS shows
+    with pytest.raises(error, match=message):
+        sim._step(0.01, "fms", **options)
+    with pytest.raises(error, match=message):
+        msim._core.check_options("fms", **options)
     assert sim.steps == 0
 
 

@@ -86,6 +86,7 @@ PyArrayObject *fixed_array(PyObject *obj);
 int fixed_mask(PyArrayObject *a, npy_intp nv, unsigned char *out);
 int get_fixed(PyObject *obj, npy_intp nv, unsigned char *out);
 int get_vec3(PyObject *obj, const char *name, double *out);
+int get_number(PyObject *obj, const char *name, int scalar, double *out);
 int get_real(PyObject *obj, const char *name, double lo, int strict, double *out);
 int get_integer(PyObject *obj, const char *name, long long lo, long long hi, long long *out);
 int get_threads(PyObject *obj, int *out);
@@ -100,6 +101,8 @@ double *points_of(SystemObject *self, intptr_t which);
 
 /* ---------------------------------------------------------------- bind_step.c */
 
+int get_method(PyObject *obj, ms_method *out);
+PyObject *check_options_py(PyObject *mod, PyObject *args, PyObject *kw);
 PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw);
 PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw);
 PyObject *methods_py(PyObject *mod, PyObject *unused);

@@ -261,24 +261,32 @@ static int wrong_type(PyObject *obj, const char *name, const char *what) {
   return -1;
 }
 
-/* a finite real >= lo */
-int get_real(PyObject *obj, const char *name, double lo, int strict, double *out) {
-  if (!PyNumber_Check(obj) || PyComplex_Check(obj) || PyBool_Check(obj))
+/* a real number (not a bool), any value; scalar = 1 refuses arrays, even of one element */
+int get_number(PyObject *obj, const char *name, int scalar, double *out) {
+  if (!PyNumber_Check(obj) || PyComplex_Check(obj) || PyBool_Check(obj) ||
+      PyArray_IsScalar(obj, Bool) || (scalar && PyArray_Check(obj)))
     return wrong_type(obj, name, "a real number");
-  double v = PyFloat_AsDouble(obj);
-  if (v == -1.0 && PyErr_Occurred()) {
+  *out = PyFloat_AsDouble(obj);
+  if (*out == -1.0 && PyErr_Occurred()) {
     if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
     PyErr_Clear();
     return wrong_type(obj, name, "a real number");
   }
-  if (check_values(&v, -1, name, lo, strict)) return -1;
+  return 0;
+}
+
+/* a finite real >= lo */
+int get_real(PyObject *obj, const char *name, double lo, int strict, double *out) {
+  double v;
+  if (get_number(obj, name, 0, &v) || check_values(&v, -1, name, lo, strict)) return -1;
   *out = v;
   return 0;
 }
 
 /* an integer in [lo, hi] */
 int get_integer(PyObject *obj, const char *name, long long lo, long long hi, long long *out) {
-  if (!PyIndex_Check(obj) || PyBool_Check(obj)) return wrong_type(obj, name, "an integer");
+  if (!PyIndex_Check(obj) || PyBool_Check(obj) || PyArray_IsScalar(obj, Bool))
+    return wrong_type(obj, name, "an integer");
   PyObject *index = PyNumber_Index(obj);
   if (!index) return -1;
   int overflow;

@@ -36,6 +36,9 @@ static PyMethodDef core_functions[] = {
     {"methods", methods_py, METH_NOARGS,
      "methods() -> {method: {'summary': str, 'options': {name: {'core', 'type', 'low', 'high', "
      "'high_open', 'choices', 'default', 'doc'}}}}: the one table of step options"},
+    {"check_options", (PyCFunction)(void (*)(void))check_options_py, METH_VARARGS | METH_KEYWORDS,
+     "check_options(method, **options): raise what System.step(dt, method, **options) raises "
+     "for its method and options (ValueError or TypeError naming the option), else None"},
     {"solvers", solvers_py, METH_NOARGS,
      "solvers() -> {solver of g: {'iterations': default cap, 'reads': core option names}}"},
     {"model_parameters", model_parameters_py, METH_NOARGS,

@@ -37,6 +37,14 @@ static PyObject *place_text(const ms_info *info) {
 
 static PyObject *range_text(const ms_opt_field *f);
 
+/* ValueError: the chosen solver of g does not offer the choice that option p of opt holds */
+static int refuse_choice(const ms_param *p, const ms_opt *opt) {
+  const ms_opt_field *f = &ms_opt_fields[p->field];
+  PyErr_Format(PyExc_ValueError, "%s: solver '%s' does not take %s='%s'", p->name,
+               ms_solvers[opt->minimizer].name, p->name, f->choices[(int)ms_opt_get(opt, f)]);
+  return -1;
+}
+
 /* ValueError for a step the core refused: an option out of its range, or dt */
 static void raise_input(const ms_info *info, const ms_opt *opt, ms_method method, PyObject *hobj) {
   const char *name = ms_methods[method].name;
@@ -47,8 +55,7 @@ static void raise_input(const ms_info *info, const ms_opt *opt, ms_method method
   const ms_param *p = &ms_methods[method].params[info->option];
   const ms_opt_field *f = &ms_opt_fields[p->field];
   if (f->type == MS_CHOICE) { /* a choice the chosen solver does not offer */
-    PyErr_Format(PyExc_ValueError, "%s: solver '%s' does not take %s='%s'", p->name,
-                 ms_solvers[opt->minimizer].name, p->name, f->choices[(int)ms_opt_get(opt, f)]);
+    refuse_choice(p, opt);
     return;
   }
   PyObject *range = range_text(f);
@@ -239,41 +246,121 @@ static int out_of_range(const char *name, const ms_opt_field *f, PyObject *value
   return -1;
 }
 
-/* the field of ms_opt named key, or NULL */
-static const ms_opt_field *find_field(PyObject *key) {
-  for (int i = 0; i < MS_NOPT; i++)
-    if (PyUnicode_CompareWithASCIIString(key, ms_opt_fields[i].name) == 0) return &ms_opt_fields[i];
+/* append the string name to list; -1 when out of memory */
+static int append_name(PyObject *list, const char *name) {
+  PyObject *s = PyUnicode_FromString(name);
+  int err = !s || PyList_Append(list, s);
+  Py_XDECREF(s);
+  return err ? -1 : 0;
+}
+
+/* the list of the n names at base, base + stride, ... (a table's name column), sorted when
+ * sort is 1 */
+static PyObject *name_list(const void *base, size_t stride, int n, int sort) {
+  PyObject *out = PyList_New(0);
+  for (int i = 0; out && i < n; i++)
+    if (append_name(out, *(const char *const *)((const char *)base + i * stride))) Py_CLEAR(out);
+  if (out && sort && PyList_Sort(out)) Py_CLEAR(out);
+  return out;
+}
+
+/* the method named obj: TypeError for a non-string, ValueError listing the methods */
+int get_method(PyObject *obj, ms_method *out) {
+  if (!PyUnicode_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "method: expected a string, got %.100s", Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  for (int i = 0; i < MS_NMETHOD; i++)
+    if (PyUnicode_CompareWithASCIIString(obj, ms_methods[i].name) == 0) return *out = i, 0;
+  PyObject *names = name_list(&ms_methods[0].name, sizeof(ms_method_def), MS_NMETHOD, 1);
+  if (names) PyErr_Format(PyExc_ValueError, "method: expected one of %R, got %R", names, obj);
+  Py_XDECREF(names);
+  return -1;
+}
+
+/* the option of method md named key (a public name), or NULL */
+static const ms_param *find_param(const ms_method_def *md, PyObject *key) {
+  for (int i = 0; i < md->nparam; i++)
+    if (PyUnicode_CompareWithASCIIString(key, md->params[i].name) == 0) return &md->params[i];
   return NULL;
 }
 
-/* fill opt from a keyword dict of core option names, each value checked against its field;
- * *given gets the bit (1 << ms_opt_id) of every option the dict sets */
-static int parse_options(PyObject *kw, ms_opt *opt, uint32_t *given) {
-  PyObject *key, *value;
+/* ValueError for the first (in sorted order) key of kw that is not an option of md */
+static int refuse_unknown(const ms_method_def *md, PyObject *kw) {
+  PyObject *key, *value, *unknown = NULL, *allowed = NULL;
   Py_ssize_t pos = 0;
-  *given = 0;
-  while (kw && PyDict_Next(kw, &pos, &key, &value)) {
-    const ms_opt_field *f = find_field(key);
-    if (!f) {
-      PyErr_Format(PyExc_ValueError, "%U: not a step option of the core", key);
+  // a step's options are most often all known: the list is made at the first unknown one
+  while (PyDict_Next(kw, &pos, &key, &value)) {
+    if (find_param(md, key)) continue;
+    if (!unknown) unknown = PyList_New(0);
+    if (!unknown || PyList_Append(unknown, key)) {
+      Py_XDECREF(unknown);
       return -1;
     }
-    double v;
-    if (f->type == MS_REAL) {
-      if (get_real(value, f->name, -INFINITY, 0, &v)) return -1;
-    } else {
-      long long n;
-      if (get_integer(value, f->name, LLONG_MIN, LLONG_MAX, &n)) return -1;
-      v = (double)n;
-    }
-    if (!ms_opt_in_range(f, v)) return out_of_range(f->name, f, value);
-    ms_opt_set(opt, f, v);
-    *given |= 1u << (f - ms_opt_fields);
   }
-  return 0;
+  if (!unknown) return 0;
+  if (!PyList_Sort(unknown))
+    allowed = md->nparam ? name_list(&md->params[0].name, sizeof(ms_param), md->nparam, 1)
+                         : PyUnicode_FromString("none");
+  if (allowed)
+    PyErr_Format(PyExc_ValueError, "%S: not an option of method '%s' (options: %S)",
+                 PyList_GET_ITEM(unknown, 0), md->name, allowed);
+  Py_DECREF(unknown);
+  Py_XDECREF(allowed);
+  return -1;
 }
 
-/* ValueError for an option given to a method whose chosen solver of g does not read it */
+/* a choice's index from its name; TypeError for a non-string, ValueError listing the choices */
+static int get_choice(PyObject *obj, const char *name, const ms_opt_field *f, double *out) {
+  int text = PyUnicode_Check(obj);
+  for (int i = 0; text && i <= (int)f->hi; i++)
+    if (PyUnicode_CompareWithASCIIString(obj, f->choices[i]) == 0) return *out = i, 0;
+  PyObject *names = name_list(f->choices, sizeof(char *), (int)f->hi + 1, 0);
+  const char *type = Py_TYPE(obj)->tp_name, *dot = strrchr(type, '.'); /* ndarray, not numpy. */
+  if (names && text)
+    PyErr_Format(PyExc_ValueError, "%s: expected one of %R, got %R", name, names, obj);
+  else if (names)
+    PyErr_Format(PyExc_TypeError, "%s: expected one of %R (a string), got %.100s", name, names,
+                 dot ? dot + 1 : type);
+  Py_XDECREF(names);
+  return -1;
+}
+
+/* obj as the value of option p (a choice's name to its index, a flag to 0 or 1), checked
+ * against its field's type and range */
+static int get_option(PyObject *obj, const ms_param *p, double *out) {
+  const ms_opt_field *f = &ms_opt_fields[p->field];
+  int flag;
+  long long n;
+  switch (f->type) {
+    case MS_CHOICE:
+      return get_choice(obj, p->name, f, out);
+    case MS_FLAG:
+      if (get_flag(obj, p->name, &flag)) return -1;
+      return *out = flag, 0;
+    case MS_INT:
+      if (get_integer(obj, p->name, (long long)f->lo, (long long)f->hi, &n)) return -1;
+      return *out = (double)n, 0;
+    default:
+      if (get_number(obj, p->name, 1, out)) return -1;
+      return ms_opt_in_range(f, *out) ? 0 : out_of_range(p->name, f, obj);
+  }
+}
+
+/* ValueError for an option given to a method whose chosen solver of g does not read it */ /* ValueError
+                                                                                              for an
+                                                                                              option
+                                                                                              given
+                                                                                              to a
+                                                                                              method
+                                                                                              whose
+                                                                                              chosen
+                                                                                              solver
+                                                                                              of g
+                                                                                              does
+                                                                                              not
+                                                                                              read
+                                                                                              it */
 static int refuse_unread(ms_method method, const ms_opt *opt, uint32_t given) {
   int bad = ms_opt_refused(method, opt, given);
   if (bad < 0) return 0;
@@ -290,6 +377,47 @@ static int refuse_unread(ms_method method, const ms_opt *opt, uint32_t given) {
                  md->params[bad].name, sd->name, read);
   Py_XDECREF(read);
   return -1;
+}
+
+/* opt for a step of method with the options of the keyword dict kw (public names; NULL:
+ * none), each converted and checked (get_option), the rest at the method's defaults; then an
+ * option its chosen solver of g does not read, or a choice it does not offer, is refused */
+static int parse_options(ms_method method, PyObject *kw, ms_opt *opt) {
+  const ms_method_def *md = &ms_methods[method];
+  const ms_param *by[MS_NOPT] = {0}; /* the name that set each field */
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  uint32_t given = 0;
+  ms_opt_defaults(method, opt);
+  if (kw && refuse_unknown(md, kw)) return -1;
+  while (kw && PyDict_Next(kw, &pos, &key, &value)) {
+    const ms_param *p = find_param(md, key);
+    double v;
+    if (by[p->field]) {
+      PyErr_Format(PyExc_ValueError, "%s: another name of %s; give one of the two", p->name,
+                   by[p->field]->name);
+      return -1;
+    }
+    by[p->field] = p;
+    given |= 1u << p->field;
+    if (value == Py_None && p->value == MS_BY_SOLVER) continue; /* the solver's own cap */
+    if (get_option(value, p, &v)) return -1;
+    ms_opt_set(opt, &ms_opt_fields[p->field], v);
+  }
+  int bad = refuse_unread(method, opt, given) ? -2 : ms_opt_check(method, opt);
+  return bad == -1 ? 0 : bad == -2 ? -1 : refuse_choice(&md->params[bad], opt);
+}
+
+/* check_options(method, **options) -> None: the checks of System.step's method and options
+ * (ValueError or TypeError naming the option), without a System */
+PyObject *check_options_py(PyObject *mod, PyObject *args, PyObject *kw) {
+  PyObject *name;
+  ms_method method;
+  ms_opt opt;
+  if (!PyArg_ParseTuple(args, "O:check_options", &name) || get_method(name, &method) ||
+      parse_options(method, kw, &opt))
+    return NULL;
+  Py_RETURN_NONE;
 }
 
 /* the default of param p as the Python value users pass; None for a cap left to the solver */
@@ -373,8 +501,9 @@ PyObject *defaults_py(PyObject *mod, PyObject *unused) {
     const ms_model_param *p = &ms_model_params[i];
     if (!p->size) continue;
     PyObject *value = p->size == 3 ? Py_BuildValue("(ddd)", p->value[0], p->value[1], p->value[2])
-                      : i == MS_P_THREADS ? PyLong_FromDouble(p->value[0])
-                                          : PyFloat_FromDouble(p->value[0]);
+                      : p->type == MS_FLAG ? PyBool_FromLong(p->value[0] != 0)
+                      : p->type == MS_INT  ? PyLong_FromDouble(p->value[0])
+                                           : PyFloat_FromDouble(p->value[0]);
     if (!value || PyDict_SetItemString(out, p->name, value)) Py_CLEAR(out);
     Py_XDECREF(value);
   }
@@ -385,24 +514,14 @@ PyObject *defaults_py(PyObject *mod, PyObject *unused) {
  * objectives, seconds, timings); history False: empty residuals and objectives, and the
  * passes that only compute them are skipped */
 PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
-  PyObject *dtobj;
-  const char *name;
+  PyObject *dtobj, *name;
+  ms_method method;
   int history = 1;
-  if (check_ready(self) || !PyArg_ParseTuple(args, "Os|p:_step", &dtobj, &name, &history))
-    return NULL;
-  int method = -1;
-  for (int i = 0; i < MS_NMETHOD; i++)
-    if (!strcmp(name, ms_methods[i].name)) method = i;
-  if (method < 0) {
-    PyErr_Format(PyExc_ValueError, "method: expected one of the integrator names, got '%s'", name);
-    return NULL;
-  }
   double h;
   ms_opt opt;
-  uint32_t given;
-  ms_opt_defaults(method, &opt); /* options not given keep the method's defaults */
-  if (get_real(dtobj, "dt", 0, 1, &h) || parse_options(kw, &opt, &given) ||
-      refuse_unread(method, &opt, given))
+  if (check_ready(self) || !PyArg_ParseTuple(args, "OO|p:_step", &dtobj, &name, &history) ||
+      get_method(name, &method) || parse_options(method, kw, &opt) ||
+      get_real(dtobj, "dt", 0, 1, &h))
     return NULL;
   opt.history = history;
 
@@ -439,10 +558,9 @@ PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw) {
   const char *name;
   int reps, part = -1;
   ms_opt opt;
-  ms_opt_defaults(MS_FMS, &opt);
   double h;
   if (check_ready(self) || !PyArg_ParseTuple(args, "Osi:_fms_kernel", &dtobj, &name, &reps) ||
-      get_real(dtobj, "dt", 0, 1, &h) || parse_options(kw, &opt, &(uint32_t){0}))
+      get_real(dtobj, "dt", 0, 1, &h) || parse_options(MS_FMS, kw, &opt))
     return NULL;
   for (int i = 0; i < 3; i++)
     if (!strcmp(name, parts[i])) part = i;
@@ -464,21 +582,26 @@ PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw) {
   return PyFloat_FromDouble(call.seconds);
 }
 
-/* solvers() -> {solver: {"iterations": default cap, "reads": (core option names)}} of the
+/* solvers() -> {solver: {"iterations": default cap, "reads": (core option names),
+ * "accelerations": (the acceleration choices it offers; () where it reads none)}} of the
  * solvers of g, from the registry */
 PyObject *solvers_py(PyObject *mod, PyObject *unused) {
+  const ms_opt_field *accel = &ms_opt_fields[MS_OPT_ACCELERATION];
   PyObject *out = PyDict_New();
   for (int k = 0; out && k < MS_NMIN; k++) {
     const ms_solver_def *sd = &ms_solvers[k];
-    PyObject *reads = PyList_New(0), *row = NULL;
-    for (int i = 0; reads && i < MS_NOPT; i++) {
-      PyObject *name = sd->reads & (1u << i) ? PyUnicode_FromString(ms_opt_fields[i].name) : NULL;
-      if (sd->reads & (1u << i) && (!name || PyList_Append(reads, name))) Py_CLEAR(reads);
-      Py_XDECREF(name);
-    }
-    if (reads) row = Py_BuildValue("{sisN}", "iterations", sd->cap, "reads", PyList_AsTuple(reads));
+    uint32_t offers = sd->reads & (1u << MS_OPT_ACCELERATION) ? sd->accel : 0;
+    PyObject *reads = PyList_New(0), *accels = PyList_New(0), *row = NULL;
+    for (int i = 0; reads && i < MS_NOPT; i++)
+      if (sd->reads & (1u << i) && append_name(reads, ms_opt_fields[i].name)) Py_CLEAR(reads);
+    for (int i = 0; accels && i <= (int)accel->hi; i++)
+      if (offers & (1u << i) && append_name(accels, accel->choices[i])) Py_CLEAR(accels);
+    if (reads && accels)
+      row = Py_BuildValue("{sisNsN}", "iterations", sd->cap, "reads", PyList_AsTuple(reads),
+                          "accelerations", PyList_AsTuple(accels));
     if (!row || PyDict_SetItemString(out, sd->name, row)) Py_CLEAR(out);
     Py_XDECREF(reads);
+    Py_XDECREF(accels);
     Py_XDECREF(row);
   }
   return out;

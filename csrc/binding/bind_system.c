@@ -70,14 +70,65 @@ static void rest_from_positions(ms_model *m, const double *x) {
   }
 }
 
-/* constructor arguments; NULL where the caller left the default */
+/* constructor arguments: vertices, edges, and the model parameters by their ms_param_id (the
+ * engine table's rows are the keywords); NULL where the caller left the default */
 typedef struct {
-  PyObject *vertices, *edges, *mass, *stiffness, *rest, *fixed, *gravity, *damping;
-  PyObject *planes, *spheres, *kc, *cscale, *mu, *faces, *sc, *sct, *scs, *scr, *scf, *threads;
+  PyObject *vertices, *edges;
+  PyObject *p[MS_NPARAM];
 } sys_args;
 
-static void fill(double *dst, npy_intp n, double value) {
-  for (npy_intp i = 0; i < n; i++) dst[i] = value;
+/* the argument slot of keyword key, or NULL when the constructor takes no such keyword */
+static PyObject **arg_slot(sys_args *a, PyObject *key) {
+  if (PyUnicode_CompareWithASCIIString(key, "vertices") == 0) return &a->vertices;
+  if (PyUnicode_CompareWithASCIIString(key, "edges") == 0) return &a->edges;
+  for (int i = 0; i < MS_NPARAM; i++)
+    if (PyUnicode_CompareWithASCIIString(key, ms_model_params[i].name) == 0) return &a->p[i];
+  return NULL;
+}
+
+/* System(vertices, edges, *, <a keyword per row of ms_model_params>) into a; TypeError in
+ * PyArg_ParseTupleAndKeywords' words */
+static int parse_args(PyObject *args, PyObject *kw, sys_args *a) {
+  Py_ssize_t n = PyTuple_GET_SIZE(args), pos = 0;
+  PyObject *key, *value;
+  if (n > 2)
+    return PyErr_Format(PyExc_TypeError,
+                        "System() takes at most 2 positional arguments (%zd given)", n),
+           -1;
+  a->vertices = n > 0 ? PyTuple_GET_ITEM(args, 0) : NULL;
+  a->edges = n > 1 ? PyTuple_GET_ITEM(args, 1) : NULL;
+  while (kw && PyDict_Next(kw, &pos, &key, &value)) {
+    PyObject **slot = PyUnicode_Check(key) ? arg_slot(a, key) : NULL;
+    if (!slot)
+      return PyErr_Format(PyExc_TypeError, "%R is an invalid keyword argument for System()", key),
+             -1;
+    if (*slot)
+      return PyErr_Format(PyExc_TypeError,
+                          "argument for System() given by name (%R) and position (%d)", key,
+                          slot == &a->vertices ? 1 : 2),
+             -1;
+    *slot = value;
+  }
+  if (!a->vertices || !a->edges)
+    return PyErr_Format(PyExc_TypeError, "System() missing required argument '%s' (pos %d)",
+                        a->vertices ? "edges" : "vertices", a->vertices ? 2 : 1),
+           -1;
+  return 0;
+}
+
+/* scalar parameter id from a, checked against its table row's bound; untouched when not given */
+static int scalar_arg(const sys_args *a, ms_param_id id, double *out) {
+  const ms_model_param *row = &ms_model_params[id];
+  return a->p[id] ? get_real(a->p[id], row->name, row->lo, row->strict, out) : 0;
+}
+
+/* parameter id, one value per `per` (n of them) or one for all, checked against its table
+ * row's bound; the row's default when not given */
+static int per_arg(const sys_args *a, ms_param_id id, npy_intp n, const char *per, double *out) {
+  const ms_model_param *row = &ms_model_params[id];
+  if (a->p[id]) return get_per(a->p[id], row->name, n, per, row->lo, row->strict, out);
+  for (npy_intp i = 0; i < n; i++) out[i] = row->value[0];
+  return 0;
 }
 
 /* 0 when self-contact can be on: it has triangles and a positive thickness */
@@ -95,15 +146,17 @@ int check_self_contact(const ms_model *m) {
 
 /* the triangles of self-contact and its parameters from a */
 static int build_self_contact(ms_model *m, const sys_args *a, const double *x) {
+  PyObject *faces = a->p[MS_P_FACES], *ring_arg = a->p[MS_P_SELF_RING];
+  PyObject *flag = a->p[MS_P_SELF_CONTACT], *thickness = a->p[MS_P_SELF_THICKNESS];
   long long ring = m->sc_ring;
-  if ((a->sc && get_flag(a->sc, "self_contact", &m->self_contact)) ||
-      (a->scs && get_real(a->scs, "self_stiffness", 0, 1, &m->sc_stiffness)) ||
-      (a->scr && get_integer(a->scr, "self_contact_ring", 0, 64, &ring)) ||
-      (a->scf && get_real(a->scf, "self_friction", 0, 0, &m->sc_mu)))
+  if ((flag && get_flag(flag, "self_contact", &m->self_contact)) ||
+      scalar_arg(a, MS_P_SELF_STIFFNESS, &m->sc_stiffness) ||
+      (ring_arg && get_integer(ring_arg, "self_contact_ring", 0, 64, &ring)) ||
+      scalar_arg(a, MS_P_SELF_FRICTION, &m->sc_mu))
     return -1;
   m->sc_ring = (int)ring;
-  PyArrayObject *f = a->faces && a->faces != Py_None ? get_faces(a->faces, m->nv) : NULL;
-  if (a->faces && a->faces != Py_None && !f) return -1;
+  PyArrayObject *f = faces && faces != Py_None ? get_faces(faces, m->nv) : NULL;
+  if (faces && faces != Py_None && !f) return -1;
   npy_intp nf = f ? PyArray_DIM(f, 0) : 0;
   if (nf > INT_MAX / 6) {
     Py_DECREF(f);
@@ -118,35 +171,34 @@ static int build_self_contact(ms_model *m, const sys_args *a, const double *x) {
   m->nf = (int)nf;
   if (!m->face || ms_model_faces(m) != MS_OK) return PyErr_NoMemory(), -1;
   m->sc_thickness = 0.25 * ms_mean_face_edge(m, x); /* a quarter of the mean triangle edge */
-  if (a->sct && get_real(a->sct, "self_thickness", 0, 0, &m->sc_thickness)) return -1;
+  // 0 passes here (its row says > 0): without self-contact it is unused, with it refused below
+  if (thickness && get_real(thickness, "self_thickness", 0, 0, &m->sc_thickness)) return -1;
   return check_self_contact(m);
 }
 
 /* the parameters of m from a, each validated before it is written */
 static int build_parameters(ms_model *m, const sys_args *a, const double *x) {
   npy_intp nv = m->nv, ns = m->ns;
-  if (!a->rest || a->rest == Py_None)
+  PyObject *const *p = a->p, *none = Py_None;
+  if (!p[MS_P_REST_LENGTHS] || p[MS_P_REST_LENGTHS] == Py_None)
     rest_from_positions(m, x);
-  else if (get_per(a->rest, "rest_lengths", ns, "spring", 0, 0, m->rest))
+  else if (per_arg(a, MS_P_REST_LENGTHS, ns, "spring", m->rest))
     return -1;
-  if (a->mass ? get_per(a->mass, "mass", nv, "vertex", 0, 1, m->mass)
-              : (fill(m->mass, nv, ms_model_params[MS_P_MASS].value[0]), 0))
-    return -1;
-  if (a->stiffness ? get_per(a->stiffness, "stiffness", ns, "spring", 0, 0, m->k)
-                   : (fill(m->k, ns, ms_model_params[MS_P_STIFFNESS].value[0]), 0))
+  if (per_arg(a, MS_P_MASS, nv, "vertex", m->mass) ||
+      per_arg(a, MS_P_STIFFNESS, ns, "spring", m->k))
     return -1;
   ms_model_defaults(m);
-  if (get_fixed(a->fixed ? a->fixed : Py_None, nv, m->fixed) ||
-      (a->gravity && get_vec3(a->gravity, "gravity", m->gravity)) ||
-      (a->damping && get_real(a->damping, "damping", 0, 0, &m->damping)) ||
-      (a->kc && get_real(a->kc, "contact_stiffness", 0, 0, &m->kc)) ||
-      (a->cscale && get_real(a->cscale, "contact_scale", 0, 1, &m->cscale)) ||
-      (a->mu && get_real(a->mu, "friction", 0, 0, &m->mu)) ||
-      (a->threads && get_threads(a->threads, &m->nthread)))
+  if (get_fixed(p[MS_P_FIXED] ? p[MS_P_FIXED] : none, nv, m->fixed) ||
+      (p[MS_P_GRAVITY] && get_vec3(p[MS_P_GRAVITY], "gravity", m->gravity)) ||
+      scalar_arg(a, MS_P_DAMPING, &m->damping) || scalar_arg(a, MS_P_CONTACT_STIFFNESS, &m->kc) ||
+      scalar_arg(a, MS_P_CONTACT_SCALE, &m->cscale) || scalar_arg(a, MS_P_FRICTION, &m->mu) ||
+      (p[MS_P_THREADS] && get_threads(p[MS_P_THREADS], &m->nthread)))
     return -1;
   double *planes, *spheres;
-  if (get_colliders(a->planes ? a->planes : Py_None, "planes", 0, &planes, &m->nplane)) return -1;
-  if (get_colliders(a->spheres ? a->spheres : Py_None, "spheres", 1, &spheres, &m->nsphere)) {
+  if (get_colliders(p[MS_P_PLANES] ? p[MS_P_PLANES] : none, "planes", 0, &planes, &m->nplane))
+    return -1;
+  if (get_colliders(p[MS_P_SPHERES] ? p[MS_P_SPHERES] : none, "spheres", 1, &spheres,
+                    &m->nsphere)) {
     free(planes);
     return -1;
   }
@@ -196,33 +248,8 @@ fail_arrays:
 }
 
 static int System_init(SystemObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"vertices",
-                           "edges",
-                           "mass",
-                           "stiffness",
-                           "rest_lengths",
-                           "fixed",
-                           "gravity",
-                           "damping",
-                           "planes",
-                           "spheres",
-                           "contact_stiffness",
-                           "contact_scale",
-                           "friction",
-                           "faces",
-                           "self_contact",
-                           "self_thickness",
-                           "self_stiffness",
-                           "self_contact_ring",
-                           "self_friction",
-                           "threads",
-                           NULL};
   sys_args a = {0};
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOOOOOOOOOOOOOOOOO:System", kwlist, &a.vertices,
-                                   &a.edges, &a.mass, &a.stiffness, &a.rest, &a.fixed, &a.gravity,
-                                   &a.damping, &a.planes, &a.spheres, &a.kc, &a.cscale, &a.mu,
-                                   &a.faces, &a.sc, &a.sct, &a.scs, &a.scr, &a.scf, &a.threads))
-    return -1;
+  if (parse_args(args, kw, &a)) return -1;
   ms_model m;
   ms_data d;
   if (build(&m, &d, &a)) return -1;
@@ -276,19 +303,10 @@ static PyObject *System_fms_factorizations(SystemObject *self, PyObject *unused)
 /* _stable_step(method) -> (largest stable step [s], omega_max [rad/s]) of the model
  * (ms_stable_step, ms_omega_max); inf when the method is stable at every step */
 static PyObject *System_stable_step(SystemObject *self, PyObject *name) {
-  if (check_ready(self)) return NULL;
-  const char *text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-  int method = -1;
-  for (int i = 0; text && i < MS_NMETHOD; i++)
-    if (!strcmp(text, ms_methods[i].name)) method = i;
-  if (method < 0) {
-    if (!PyErr_Occurred())
-      PyErr_Format(PyExc_ValueError, "method: expected an integrator name, got %R", name);
-    return NULL;
-  }
-  if (sys_lock(self)) return NULL;
+  ms_method method;
+  if (check_ready(self) || get_method(name, &method) || sys_lock(self)) return NULL;
   double omega = ms_omega_max(&self->m);
-  double limit = ms_stable_step(&self->m, (ms_method)method, omega);
+  double limit = ms_stable_step(&self->m, method, omega);
   sys_unlock(self);
   if (isnan(limit) || isnan(omega)) return PyErr_NoMemory();
   return Py_BuildValue("(dd)", limit, omega);
@@ -425,7 +443,7 @@ static PyMethodDef System_methods[] = {
     {"_fms_factorizations", (PyCFunction)System_fms_factorizations, METH_NOARGS,
      "_fms_factorizations() -> numeric factorisations FMS has done (tests of the cache)"},
     {"_fms_kernel", (PyCFunction)(void (*)(void))System_fms_kernel, METH_VARARGS | METH_KEYWORDS,
-     "_fms_kernel(dt, part, repeats, **core_options) -> seconds of one FMS kernel (benchmarks)"},
+     "_fms_kernel(dt, part, repeats, **options) -> seconds of one FMS kernel (benchmarks)"},
     {"_step_vjp", (PyCFunction)System_step_vjp, METH_VARARGS,
      "_step_vjp(method, dt, x, v, x_next, v_next, external_forces, adj_x, adj_v, x_prev=None, "
      "v_prev=None) -> (x, v, stiffness, rest_lengths, mass, external_forces, damping, "

@@ -59,6 +59,7 @@ typedef struct {
   int n;        /* unknowns */
   double h;
   const ms_opt *o;
+  ms_info *info;
   int rhs_ready; /* the right-hand sides already hold the local step at d->xn */
 } fms_ctx;
 
@@ -226,7 +227,7 @@ static ms_status start(fms_ctx *c, const ms_model *m, ms_data *d, double h, cons
   int penalty = o->pin == MS_PIN_PENALTY;
   ms_status st = workspace(m, d, o->acceleration == MS_ACCEL_ANDERSON ? o->window : 0);
   if (st != MS_OK) return st;
-  *c = (fms_ctx){.m = m, .d = d, .w = d->fms, .unk = *m, .h = h, .o = o};
+  *c = (fms_ctx){.m = m, .d = d, .w = d->fms, .unk = *m, .h = h, .o = o, .info = info};
   if (penalty) c->unk.dof = c->w->all, c->unk.nfree = m->nv;
   c->n = c->unk.nfree;
   contact_set(c);
@@ -319,13 +320,12 @@ static ms_status plain_next(fms_ctx *c, int k) {
  * x^(k+1) = omega (gamma (G(x^k) - x^k) + x^k - x^(k-1)) + x^(k-1) with omega from rho */
 static ms_status chebyshev_next(fms_ctx *c, int k) {
   ms_fms_ws *w = c->w;
-  double *x = c->d->xn, rho2 = c->o->rho * c->o->rho, gamma = c->o->relax;
-  int j = k - 1, delay = c->o->chebyshev_delay;
+  double *x = c->d->xn, gamma = c->o->relax;
   memcpy(w->xb, x, sizeof(double) * 3 * c->m->nv);
   ms_status st = iterate(c, x, w->xb);
   if (st != MS_OK) return st;
   if (k == 1) memcpy(w->xa, x, sizeof(double) * 3 * c->m->nv);
-  w->omega = j < delay ? 1.0 : j == delay ? 2.0 / (2.0 - rho2) : 4.0 / (4.0 - rho2 * w->omega);
+  w->omega = ms_chebyshev_omega(k, c->o->chebyshev_delay, c->o->rho, w->omega);
   for (int i = 0; i < 3 * c->m->nv; i++) {
     double next = w->omega * (gamma * (w->xb[i] - x[i]) + x[i] - w->xa[i]) + w->xa[i];
     w->xa[i] = x[i];
@@ -400,54 +400,51 @@ static ms_status anderson_next(fms_ctx *c, int k) {
   return MS_OK;
 }
 
-/* history entry k: g and |grad g| at the iterate d->xn, from the pass over the springs that
- * also makes the next iteration's local step there; returns the norm. Without a history
- * (o->history 0) and without a positive tol nothing reads them: it returns 0 and computes
- * nothing, and the next iteration makes its own local step (the same numbers) */
-static double record(fms_ctx *c, const ms_opt *o, int k) {
-  if (!o->history && !(o->tol > 0)) return 0.0;
+/* g and |grad g| at the iterate d->xn (history entry k), from the pass over the springs that
+ * also makes the next iteration's local step there; returns the norm and g in *obj. Without a
+ * history (o->history 0) and without a positive tol nothing reads them: it returns 0 and
+ * computes nothing, and the next iteration makes its own local step (the same numbers) */
+static double record(fms_ctx *c, double *obj) {
+  *obj = 0.0;
+  if (!c->o->history && !(c->o->tol > 0)) return 0.0;
   ms_data *d = c->d;
   double spring = local_step(c, d->xn, d->g);
   c->rhs_ready = 1;
-  double obj, res = ms_objective_finish(c->m, d, d->xn, d->y, c->h, d->g, spring, &obj);
-  ms_hist(d, k, res, obj);
-  return res;
+  return ms_objective_finish(c->m, d, d->xn, d->y, c->h, d->g, spring, obj);
 }
 
 typedef ms_status (*fms_next)(fms_ctx *, int);
 
-/* minimise g by FMS from the start point in d->xn (ms_minimize_fn) */
-ms_status ms_fms_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
-                          ms_info *info) {
+/* iteration k by the chosen acceleration; contact vertices it carried into a collider join
+ * the contact set (ms_iteration_fn) */
+static ms_status fms_iteration(void *ctx, int k, double *res, double *obj) {
   static const fms_next next[] = {
       [MS_ACCEL_NONE] = plain_next,
       [MS_ACCEL_CHEBYSHEV] = chebyshev_next,
       [MS_ACCEL_ANDERSON] = anderson_next,
   };
-  int accel = o->acceleration; /* options are in range: ms_step checked them */
+  fms_ctx *c = ctx;
+  if (!c->n) return MS_STOPPED; /* nothing to solve for */
+  ms_self_keep(c->m, c->d, c->d->xn, c->h, k == 1);
+  ms_status st = next[c->o->acceleration](c, k); /* options are in range: ms_step checked them */
+  ms_self_confine(c->m, c->d, c->d->xn);         /* within self-contact's bounds */
+  if (st == MS_OK && ms_self_rises(c->m, c->d, c->h)) return MS_STOPPED;
+  if (st == MS_OK && c->m->kc > 0 && contact_grow(c)) st = factor(c, c->info);
+  if (st != MS_OK) return st;
+  *res = record(c, obj);
+  return MS_OK;
+}
+
+/* minimise g by FMS from the start point in d->xn (ms_minimize_fn), recording g and |grad g|
+ * at the start point and after every iteration */
+ms_status ms_fms_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
+                          ms_info *info) {
   fms_ctx c;
   ms_status st = start(&c, m, d, hs, o, info);
   if (st != MS_OK) return st;
-
-  // iterate, recording g and |grad g| at the start point and after every iteration
   rhs_base(&c);
-  double res = record(&c, o, 0);
-  info->nhist = 1;
-  info->converged = o->tol > 0 && res < o->tol;
-  for (int k = 1; c.n && k <= cap && !info->converged; k++) {
-    if (ms_interrupted(d)) return MS_EINTERRUPT;
-    ms_self_keep(m, d, d->xn, hs, k == 1);
-    st = next[accel](&c, k);
-    ms_self_confine(m, d, d->xn); /* within self-contact's bounds */
-    if (st == MS_OK && ms_self_rises(m, d, hs)) break;
-    if (st == MS_OK && m->kc > 0 && contact_grow(&c)) st = factor(&c, info);
-    if (st != MS_OK) return st;
-    res = record(&c, o, k);
-    info->iters = k;
-    info->nhist = k + 1;
-    info->converged = o->tol > 0 && res < o->tol;
-  }
-  return MS_OK;
+  double obj, res = record(&c, &obj);
+  return ms_descend(d, cap, o, res, obj, fms_iteration, &c, info);
 }
 
 /* one implicit Euler step by FMS (Liu et al. 2013's method) */

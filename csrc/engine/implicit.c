@@ -10,6 +10,7 @@
  * spring Hessian block; the linearised step has V_i = (m_i + h^2 shift) I + h^2 C_i and
  * S_s = h^2 times the block. Fixed vertices
  * are not unknowns: vectors are (nv,3) with zeros on fixed vertices, CHOLMOD sees free ones.
+ * The iterative solves (CG, block Jacobi), Newton's line search and its loop are numerics.c's.
  * On entry d->xn holds x and d->vn the damped velocity (ms_step sets both up).
  */
 #define _POSIX_C_SOURCE 199309L
@@ -115,6 +116,17 @@ static void apply(const ms_model *m, const ms_implicit *w, const double *p, doub
   }
 }
 
+/* A as the iterative solves apply it (ms_linear) */
+typedef struct {
+  const ms_model *m;
+  const ms_implicit *w;
+} operator_ctx;
+
+static void apply_operator(const void *ctx, const double *p, double *out) {
+  const operator_ctx *a = ctx;
+  apply(a->m, a->w, p, out);
+}
+
 /* ---------------------------------------------------------------- direct solves */
 
 /* copy A into CHOLMOD (pattern built on first use and when the fixed set changed) */
@@ -196,16 +208,56 @@ ms_status ms_newton_apply(const ms_model *m, ms_data *d, const double *b, double
 
 /* ---------------------------------------------------------------- Newton on g */
 
-/* backtracking Armijo step length along p from x, where g(x) = obj and d->g = grad g(x);
- * near the minimum g's change drowns in rounding, so a change within that is accepted */
-static double line_search(const ms_model *m, ms_data *d, ms_implicit *w, double h, double obj) {
-  double slope = ms_dot(3 * m->nv, d->g, w->p), alpha = 1.0, noise = MS_ROUNDING * fabs(obj);
-  for (; alpha > MS_MIN_STEP; alpha *= 0.5) {
-    for (int k = 0; k < 3 * m->nv; k++) w->x1[k] = d->xn[k] + alpha * w->p[k];
-    double g1 = ms_objective(m, d, w->x1, d->y, h);
-    if (g1 <= obj + MS_ARMIJO * alpha * slope || fabs(g1 - obj) <= noise) break;
+/* what Newton's iterations share */
+typedef struct {
+  const ms_model *m;
+  ms_data *d;
+  ms_implicit *w;
+  double h;
+  const ms_opt *o;
+  ms_info *info;
+  double obj, noise; /* line search: g at the iterate and its rounding allowance */
+} newton_ctx;
+
+/* line-search trial x1 = x + alpha p: it passes the Armijo test, or g's change drowns in its
+ * rounding near the minimum */
+static int newton_trial(void *ctx, double alpha, double bound) {
+  newton_ctx *c = ctx;
+  ms_implicit *w = c->w;
+  for (int k = 0; k < 3 * c->m->nv; k++) w->x1[k] = c->d->xn[k] + alpha * w->p[k];
+  double g1 = ms_objective(c->m, c->d, w->x1, c->d->y, c->h);
+  return g1 <= c->obj + bound || fabs(g1 - c->obj) <= c->noise;
+}
+
+/* Newton iteration k: p = -(grad^2 g)^-1 grad g, then x += alpha p with alpha from the line
+ * search (the shortest step when none passes) or 1 (ms_iteration_fn) */
+static ms_status newton_iteration(void *ctx, int it, double *res, double *obj) {
+  newton_ctx *c = ctx;
+  const ms_model *m = c->m;
+  ms_data *d = c->d;
+  ms_implicit *w = c->w;
+  int n3 = 3 * m->nv;
+  double *x = d->xn;
+  build_system(m, d, x, x, w, c->o, 1.0 / (c->h * c->h), 1.0);
+  ms_status st = factor(m, w, c->info);
+  if (st != MS_OK) return st;
+  double t0 = ms_clock();
+  for (int k = 0; k < n3; k++) d->f[k] = -d->g[k];
+  st = chol_solve(m, w, d->f, w->p);
+  c->info->solve += ms_clock() - t0;
+  if (st != MS_OK) return st;
+
+  // step, within self-contact's bounds, optionally shortened until g decreases enough
+  ms_self_cap_step(m, d, x, w->p);
+  double alpha = 1.0;
+  if (c->o->line_search) {
+    c->obj = *obj, c->noise = MS_ROUNDING * fabs(*obj);
+    alpha = ms_backtrack(newton_trial, c, ms_dot(n3, d->g, w->p), MS_MIN_STEP);
+    if (alpha == 0) alpha = MS_MIN_STEP;
   }
-  return alpha;
+  for (int k = 0; k < n3; k++) x[k] += alpha * w->p[k];
+  *res = ms_objective_grad(m, d, x, d->y, c->h, d->g, obj);
+  return MS_OK;
 }
 
 /* minimise g(x) = |x - y|_M^2 / (2 h^2) + E(x), y = d->y, by Newton from the start point in
@@ -216,32 +268,9 @@ ms_status ms_newton_minimize(const ms_model *m, ms_data *d, double h, int cap, c
   ms_implicit *w;
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
-  int n3 = 3 * m->nv, it = 0;
-  double *x = d->xn, obj, res = ms_objective_grad(m, d, x, d->y, h, d->g, &obj);
-  ms_hist(d, 0, res, obj);
-  while (it < cap && !(o->tol > 0 && res < o->tol)) {
-    if (ms_interrupted(d)) return MS_EINTERRUPT;
-    // Newton direction p = -(grad^2 g)^-1 grad g
-    build_system(m, d, x, x, w, o, 1.0 / (h * h), 1.0);
-    st = factor(m, w, info);
-    if (st != MS_OK) return st;
-    double t0 = ms_clock();
-    for (int k = 0; k < n3; k++) d->f[k] = -d->g[k];
-    st = chol_solve(m, w, d->f, w->p);
-    info->solve += ms_clock() - t0;
-    if (st != MS_OK) return st;
-
-    // step, within self-contact's bounds, optionally shortened until g decreases enough
-    ms_self_cap_step(m, d, x, w->p);
-    double alpha = o->line_search ? line_search(m, d, w, h, obj) : 1.0;
-    for (int k = 0; k < n3; k++) x[k] += alpha * w->p[k];
-    res = ms_objective_grad(m, d, x, d->y, h, d->g, &obj);
-    ms_hist(d, ++it, res, obj);
-  }
-  info->iters = it;
-  info->nhist = it + 1;
-  info->converged = o->tol > 0 && res < o->tol;
-  return MS_OK;
+  newton_ctx c = {.m = m, .d = d, .w = w, .h = h, .o = o, .info = info};
+  double obj, res = ms_objective_grad(m, d, d->xn, d->y, h, d->g, &obj);
+  return ms_descend(d, cap, o, res, obj, newton_iteration, &c, info);
 }
 
 /* one step of an implicit scheme (ms_scheme): its target, friction and start point, the
@@ -270,22 +299,6 @@ ms_status ms_bdf2(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_i
 
 /* ---------------------------------------------------------------- iterative solves */
 
-/* inverse of the symmetric 3x3 block D, or the failing component (0..2) if D is not
- * positive definite (leading minors) */
-static int inverse3(const double *D, double *inv) {
-  double c00 = D[4] * D[8] - D[5] * D[7], c01 = D[5] * D[6] - D[3] * D[8],
-         c02 = D[3] * D[7] - D[4] * D[6];
-  double minor2 = D[0] * D[4] - D[1] * D[3], det = D[0] * c00 + D[1] * c01 + D[2] * c02;
-  if (!(D[0] > 0)) return 0;
-  if (!(minor2 > 0)) return 1;
-  if (!(det > 0)) return 2;
-  double adj[9] = {c00, D[2] * D[7] - D[1] * D[8], D[1] * D[5] - D[2] * D[4],
-                   c01, D[0] * D[8] - D[2] * D[6], D[2] * D[3] - D[0] * D[5],
-                   c02, D[1] * D[6] - D[0] * D[7], minor2};
-  for (int t = 0; t < 9; t++) inv[t] = adj[t] / det;
-  return -1;
-}
-
 /* w->dinv = inverse diagonal blocks of A over free vertices; MS_ENOTPD when one is not
  * positive definite (info->vertex and info->axis say where) */
 static ms_status diag_inverse(const ms_model *m, ms_implicit *w, ms_info *info) {
@@ -299,76 +312,13 @@ static ms_status diag_inverse(const ms_model *m, ms_implicit *w, ms_info *info) 
     double blk[9];
     memcpy(blk, w->dinv + 9 * i, sizeof(blk));
     for (int t = 0; t < 9; t++) blk[t] += w->vb[9 * i + t];
-    int fail = m->fixed[i] ? -1 : inverse3(blk, w->dinv + 9 * i);
+    int fail = m->fixed[i] ? -1 : ms_spd3_inverse(blk, w->dinv + 9 * i);
     if (m->fixed[i]) memset(w->dinv + 9 * i, 0, sizeof(blk));
     if (fail >= 0) {
       info->vertex = i, info->axis = fail;
       return MS_ENOTPD;
     }
   }
-  return MS_OK;
-}
-
-/* z = D^-1 r blockwise */
-static void precondition(const ms_model *m, const ms_implicit *w, const double *r, double *z) {
-  for (int i = 0; i < m->nv; i++) {
-    const double *D = w->dinv + 9 * i, *ri = r + 3 * i;
-    for (int t = 0; t < 3; t++)
-      z[3 * i + t] = D[3 * t] * ri[0] + D[3 * t + 1] * ri[1] + D[3 * t + 2] * ri[2];
-  }
-}
-
-/* history entry i: relative residual |r| / |b| (0 when b = 0), returned, and the quadratic
- * model q(z) = z.A z / 2 - b.z = -z.(b + r) / 2 [J] */
-static double record_solve(const ms_model *m, ms_data *d, int i, const double *b, const double *z,
-                           const double *r, double bnorm) {
-  int n3 = 3 * m->nv;
-  double q = -0.5 * (ms_dot(n3, z, b) + ms_dot(n3, z, r));
-  double rel = bnorm > 0 ? sqrt(ms_dot(n3, r, r)) / bnorm : 0.0;
-  ms_hist(d, i, rel, q);
-  return rel;
-}
-
-/* solve A z = b (z starts at 0) by block-Jacobi-preconditioned CG or block-Jacobi iteration,
- * stopping after o->iterations or at relative residual o->tol; fills info */
-static ms_status iterate(const ms_model *m, ms_data *d, ms_implicit *w, const ms_opt *o,
-                         const double *b, double *z, ms_info *info) {
-  int n3 = 3 * m->nv, it = 0, cg = o->solver == MS_SOLVE_CG;
-  double bnorm = sqrt(ms_dot(n3, b, b)), *r = w->r, *p = w->p, *q = w->q;
-  memset(z, 0, sizeof(double) * n3);
-  memcpy(r, b, sizeof(double) * n3);
-  precondition(m, w, r, p);
-  double rz = ms_dot(n3, r, p), rel = bnorm > 0 ? 1.0 : 0.0;
-  ms_hist(d, 0, rel, 0.0);
-  // an exact solution (r = 0, rel = 0) ends the iterations whatever tol: CG's next direction
-  // would be zero, its curvature p.A p too, which is not an indefinite A
-  while (it < o->iterations && !(o->tol > 0 && rel <= o->tol) && rel > 0 && isfinite(rel)) {
-    if (ms_interrupted(d)) return MS_EINTERRUPT;
-    if (cg) {
-      // conjugate gradient step along p; p.A p <= 0 proves A indefinite
-      apply(m, w, p, q);
-      double pq = ms_dot(n3, p, q);
-      if (!(pq > 0)) return MS_ENOTPD;
-      double alpha = rz / pq;
-      for (int k = 0; k < n3; k++) z[k] += alpha * p[k], r[k] -= alpha * q[k];
-    } else {
-      // Jacobi: z += D^-1 (b - A z)
-      precondition(m, w, r, q);
-      for (int k = 0; k < n3; k++) z[k] += q[k];
-      apply(m, w, z, q);
-      for (int k = 0; k < n3; k++) r[k] = b[k] - q[k];
-    }
-    rel = record_solve(m, d, ++it, b, z, r, bnorm);
-    if (cg) {
-      precondition(m, w, r, q);
-      double rz1 = ms_dot(n3, r, q);
-      for (int k = 0; k < n3; k++) p[k] = q[k] + rz1 / rz * p[k];
-      rz = rz1;
-    }
-  }
-  info->iters = it;
-  info->nhist = it + 1;
-  info->converged = rel == 0 || (o->tol > 0 && rel <= o->tol);
   return MS_OK;
 }
 
@@ -412,13 +362,22 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
     for (int k = 0; k < n3; k++) w->r[k] = b[k] - w->r[k];
     double bnorm = sqrt(ms_dot(n3, b, b));
     ms_hist(d, 0, bnorm > 0 ? 1.0 : 0.0, 0.0);
-    record_solve(m, d, 1, b, dv, w->r, bnorm);
+    ms_linear_record(d, n3, 1, b, dv, w->r, bnorm);
     info->iters = 1, info->nhist = 2, info->converged = 1;
   } else {
+    operator_ctx op = {m, w};
+    ms_linear a = {.nv = m->nv,
+                   .apply = apply_operator,
+                   .ctx = &op,
+                   .dinv = w->dinv,
+                   .r = w->r,
+                   .p = w->p,
+                   .q = w->q};
     st = diag_inverse(m, w, info);
     double t1 = ms_clock();
     info->assemble += t1 - t0;
-    if (st == MS_OK) st = iterate(m, d, w, o, b, dv, info);
+    if (st == MS_OK)
+      st = ms_linear_iterate(&a, d, o->solver == MS_SOLVE_CG, o->iterations, o->tol, b, dv, info);
     info->solve += ms_clock() - t1;
     if (st != MS_OK) return st;
   }

@@ -102,6 +102,9 @@ typedef struct {
   int window;     /* pairs kept: o->window */
   int slots;      /* window + 1 slots in a ring */
   int cols, next; /* pairs stored, the free slot the next pair goes to */
+  ms_info *info;
+  double obj, slope, noise; /* line search: g at the iterate, grad g.p, g's rounding there */
+  double obj1, res1;        /* line search: g and |grad g| at the trial point */
 } lbfgs_ctx;
 
 /* a.b over n entries in four interleaved lanes (a fixed order, without one long add chain) */
@@ -146,26 +149,22 @@ static ms_status direction(lbfgs_ctx *c, const double *grad, ms_info *info) {
   return MS_OK;
 }
 
-/* backtracking line search along w->p from x, where g(x) = obj and slope = grad g(x).p < 0:
- * the trial point, its gradient and |gradient| land in w->x1, w->grad[1] and *res1, and g
- * there in *obj1; 0 when no step down to MS_MIN_STEP passes. Where g's change drowns in
+/* line-search trial x1 = x + alpha p, its gradient, |gradient| and g into w->x1, w->grad[1],
+ * c->res1 and c->obj1; -1 when alpha p is below the rounding of x. Where g's change drowns in
  * its rounding, the change is taken from the trapezoid rule on the directional derivatives,
  * alpha (slope + slope1) / 2 (exact for a quadratic), and g carried forward by it */
-static int line_search(lbfgs_ctx *c, const double *x, double obj, double slope, double *obj1,
-                       double *res1) {
+static int trial(void *ctx, double alpha, double bound) {
+  lbfgs_ctx *c = ctx;
   ms_lbfgs_ws *w = c->w;
-  double noise = MS_ROUNDING * fabs(obj);
-  for (double alpha = 1.0; alpha >= MS_MIN_STEP; alpha *= 0.5) {
-    int moved = 0;
-    for (int k = 0; k < c->n3; k++) w->x1[k] = x[k] + alpha * w->p[k], moved |= w->x1[k] != x[k];
-    if (!moved) return 0; /* alpha p is below the rounding of x */
-    *res1 = ms_objective_grad(c->m, c->d, w->x1, c->d->y, c->hs, w->grad[1], obj1);
-    double armijo = MS_ARMIJO * alpha * slope;
-    if (*obj1 <= obj + armijo) return 1;
-    if (fabs(*obj1 - obj) > noise) continue;
-    double change = 0.5 * alpha * (slope + dot(c->n3, w->grad[1], w->p));
-    if (change <= armijo) return (*obj1 = obj + change), 1;
-  }
+  const double *x = c->d->xn;
+  int moved = 0;
+  for (int k = 0; k < c->n3; k++) w->x1[k] = x[k] + alpha * w->p[k], moved |= w->x1[k] != x[k];
+  if (!moved) return -1;
+  c->res1 = ms_objective_grad(c->m, c->d, w->x1, c->d->y, c->hs, w->grad[1], &c->obj1);
+  if (c->obj1 <= c->obj + bound) return 1;
+  if (fabs(c->obj1 - c->obj) > c->noise) return 0;
+  double change = 0.5 * alpha * (c->slope + dot(c->n3, w->grad[1], w->p));
+  if (change <= bound) return (c->obj1 = c->obj + change), 1;
   return 0;
 }
 
@@ -187,6 +186,33 @@ static void accept(lbfgs_ctx *c, double *x) {
   w->grad[0] = w->grad[1], w->grad[1] = g0;
 }
 
+/* p = -H grad g and its slope grad g.p; p is a descent direction but for rounding in the
+ * pairs: then they start afresh */
+static ms_status descent(lbfgs_ctx *c) {
+  for (;;) {
+    ms_status st = direction(c, c->w->grad[0], c->info);
+    if (st != MS_OK) return st;
+    ms_self_cap_step(c->m, c->d, c->d->xn, c->w->p); /* within self-contact's bounds */
+    c->slope = dot(c->n3, c->w->grad[0], c->w->p);
+    if (c->slope < 0 || !c->cols) return MS_OK;
+    c->cols = 0;
+  }
+}
+
+/* iteration k: direction, line search and the new pair; MS_STOPPED at a minimiser or where no
+ * step passes (rounding) (ms_iteration_fn) */
+static ms_status lbfgs_iteration(void *ctx, int k, double *res, double *obj) {
+  lbfgs_ctx *c = ctx;
+  if (!(*res > 0)) return MS_STOPPED;
+  ms_status st = descent(c);
+  if (st != MS_OK) return st;
+  c->obj = *obj, c->noise = MS_ROUNDING * fabs(*obj);
+  if (!(c->slope < 0) || !ms_backtrack(trial, c, c->slope, MS_MIN_STEP)) return MS_STOPPED;
+  accept(c, c->d->xn);
+  *obj = c->obj1, *res = c->res1;
+  return MS_OK;
+}
+
 /* minimise g from d->xn by L-BFGS (see the top of the file); history entry k at iterate k */
 ms_status ms_lbfgs_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
                             ms_info *info) {
@@ -199,29 +225,8 @@ ms_status ms_lbfgs_minimize(const ms_model *m, ms_data *d, double hs, int cap, c
                  .hs = hs,
                  .n3 = 3 * m->nv,
                  .window = o->window,
-                 .slots = o->window + 1};
-  double *x = d->xn, obj;
-  double res = ms_objective_grad(m, d, x, d->y, hs, c.w->grad[0], &obj);
-  ms_hist(d, 0, res, obj);
-  int it = 0;
-  while (it < cap && !(o->tol > 0 && res < o->tol) && res > 0) {
-    if (ms_interrupted(d)) return MS_EINTERRUPT;
-    st = direction(&c, c.w->grad[0], info);
-    if (st != MS_OK) return st;
-    ms_self_cap_step(m, d, x, c.w->p); /* within self-contact's bounds */
-    // p is a descent direction but for rounding in the pairs: then start them afresh
-    double slope = dot(c.n3, c.w->grad[0], c.w->p), obj1, res1;
-    if (!(slope < 0) && c.cols) {
-      c.cols = 0;
-      continue;
-    }
-    if (!(slope < 0) || !line_search(&c, x, obj, slope, &obj1, &res1)) break; /* rounding */
-    accept(&c, x);
-    obj = obj1, res = res1;
-    ms_hist(d, ++it, res, obj);
-  }
-  info->iters = it;
-  info->nhist = it + 1;
-  info->converged = o->tol > 0 && res < o->tol;
-  return MS_OK;
+                 .slots = o->window + 1,
+                 .info = info};
+  double obj, res = ms_objective_grad(m, d, d->xn, d->y, hs, c.w->grad[0], &obj);
+  return ms_descend(d, cap, o, res, obj, lbfgs_iteration, &c, info);
 }

@@ -49,46 +49,47 @@ void ms_model_free(ms_model *m) {
 
 // clang-format off
 const ms_model_param ms_model_params[MS_NPARAM] = {
-    /* name, shape, lower bound, strict, default, its size, what a change invalidates, doc */
-    [MS_P_MASS] = {"mass", "(n,)", 0, 1, {0.01}, 1, MS_VALUES, "vertex masses [kg]"},
-    [MS_P_STIFFNESS] = {"stiffness", "(m,)", 0, 0, {1000.0}, 1, MS_VALUES,
+    /* name, shape, kind of value, lower bound, strict, default, its size, what a change
+     * invalidates, doc */
+    [MS_P_MASS] = {"mass", "(n,)", MS_REAL, 0, 1, {0.01}, 1, MS_VALUES, "vertex masses [kg]"},
+    [MS_P_STIFFNESS] = {"stiffness", "(m,)", MS_REAL, 0, 0, {1000.0}, 1, MS_VALUES,
         "spring stiffness [N/m]"},
-    [MS_P_REST_LENGTHS] = {"rest_lengths", "(m,)", 0, 0, {0}, 0, MS_KEEPS,
+    [MS_P_REST_LENGTHS] = {"rest_lengths", "(m,)", MS_REAL, 0, 0, {0}, 0, MS_KEEPS,
         "spring rest lengths [m]; default: the lengths at construction"},
-    [MS_P_FIXED] = {"fixed", "(f,)", NAN, 0, {0}, 0, MS_PATTERN,
+    [MS_P_FIXED] = {"fixed", "(f,)", MS_INT, NAN, 0, {0}, 0, MS_PATTERN,
         "sorted indices of fixed (kinematic) vertices; set with indices or a boolean mask"},
-    [MS_P_GRAVITY] = {"gravity", "(3,)", NAN, 0, {0.0, -9.81, 0.0}, 3, MS_KEEPS,
+    [MS_P_GRAVITY] = {"gravity", "(3,)", MS_REAL, NAN, 0, {0.0, -9.81, 0.0}, 3, MS_KEEPS,
         "gravity [m/s^2]"},
-    [MS_P_DAMPING] = {"damping", "()", 0, 0, {0.0}, 1, MS_KEEPS,
+    [MS_P_DAMPING] = {"damping", "()", MS_REAL, 0, 0, {0.0}, 1, MS_KEEPS,
         "ether drag rate [1/s]: v *= exp(-damping h) each step"},
-    [MS_P_PLANES] = {"planes", "(k,4)", NAN, 0, {0}, 0, MS_KEEPS,
+    [MS_P_PLANES] = {"planes", "(k,4)", MS_REAL, NAN, 0, {0}, 0, MS_KEEPS,
         "contact planes: unit normal and offset, outside where n.x >= offset; assign to move"},
-    [MS_P_SPHERES] = {"spheres", "(k,4)", NAN, 0, {0}, 0, MS_KEEPS,
+    [MS_P_SPHERES] = {"spheres", "(k,4)", MS_REAL, NAN, 0, {0}, 0, MS_KEEPS,
         "contact spheres: centre [m] and radius [m]; assign to move"},
-    [MS_P_CONTACT_STIFFNESS] = {"contact_stiffness", "()", 0, 0, {1e4}, 1, MS_VALUES,
+    [MS_P_CONTACT_STIFFNESS] = {"contact_stiffness", "()", MS_REAL, 0, 0, {1e4}, 1, MS_VALUES,
         "penalty stiffness k_c of contacts [N/m]"},
-    [MS_P_CONTACT_SCALE] = {"contact_scale", "()", 0, 1, {1.1}, 1, MS_KEEPS,
+    [MS_P_CONTACT_SCALE] = {"contact_scale", "()", MS_REAL, 0, 1, {1.1}, 1, MS_KEEPS,
         "sphere contact radius factor s: contact happens at s * radius"},
-    [MS_P_FRICTION] = {"friction", "()", 0, 0, {0.0}, 1, MS_KEEPS,
+    [MS_P_FRICTION] = {"friction", "()", MS_REAL, 0, 0, {0.0}, 1, MS_KEEPS,
         "Coulomb friction coefficient mu"},
-    [MS_P_FACES] = {"faces", "(t,3)", NAN, 0, {0}, 0, MS_KEEPS,
+    [MS_P_FACES] = {"faces", "(t,3)", MS_INT, NAN, 0, {0}, 0, MS_KEEPS,
         "collision triangles of self-contact: vertex indices; their edges are the collision "
         "edges; default: none"},
-    [MS_P_SELF_CONTACT] = {"self_contact", "()", NAN, 0, {0}, 1, MS_KEEPS,
+    [MS_P_SELF_CONTACT] = {"self_contact", "()", MS_FLAG, NAN, 0, {0}, 1, MS_KEEPS,
         "True: the triangles (faces) keep self_thickness apart and no triangle edge ever "
         "crosses a triangle, in every method"},
-    [MS_P_SELF_THICKNESS] = {"self_thickness", "()", 0, 1, {0}, 0, MS_KEEPS,
+    [MS_P_SELF_THICKNESS] = {"self_thickness", "()", MS_REAL, 0, 1, {0}, 0, MS_KEEPS,
         "the distance self-contact keeps between triangles [m]; default: a quarter of the "
         "mean triangle edge"},
-    [MS_P_SELF_STIFFNESS] = {"self_stiffness", "()", 0, 1, {1e4}, 1, MS_KEEPS,
+    [MS_P_SELF_STIFFNESS] = {"self_stiffness", "()", MS_REAL, 0, 1, {1e4}, 1, MS_KEEPS,
         "stiffness kappa of the self-contact energy [N/m]: kappa/2 (thickness - d)^2, a log "
         "barrier below half the thickness"},
-    [MS_P_SELF_RING] = {"self_contact_ring", "()", 0, 0, {2}, 1, MS_KEEPS,
+    [MS_P_SELF_RING] = {"self_contact_ring", "()", MS_INT, 0, 0, {2}, 1, MS_KEEPS,
         "pairs of triangles within this many triangle edges of each other never repel"},
-    [MS_P_SELF_FRICTION] = {"self_friction", "()", 0, 0, {0.0}, 1, MS_KEEPS,
+    [MS_P_SELF_FRICTION] = {"self_friction", "()", MS_REAL, 0, 0, {0.0}, 1, MS_KEEPS,
         "Coulomb friction coefficient mu between touching triangles (lagged, as against "
         "colliders)"},
-    [MS_P_THREADS] = {"threads", "()", 1, 0, {1}, 1, MS_KEEPS,
+    [MS_P_THREADS] = {"threads", "()", MS_INT, 1, 0, {1}, 1, MS_KEEPS,
         "threads of the passes inside a step (results do not depend on it)"},
 };
 // clang-format on

@@ -238,6 +238,7 @@ typedef enum {
 typedef struct {
   const char *name;           /* constructor keyword and property */
   const char *shape;          /* "(n,)", "(m,)", "(f,)", "(3,)", "()", "(k,4)" */
+  ms_opt_type type;           /* its values: MS_REAL, MS_INT (indices, counts) or MS_FLAG */
   double lo;                  /* values must be >= lo (> lo when strict); NAN: no bound */
   int strict;                 /* 1: lo itself excluded */
   double value[3];            /* default: a scalar, or the 3 entries of a (3,) */
@@ -437,6 +438,7 @@ typedef struct {
   ms_minimize_fn minimize; /* minimises g from d->xn */
   int cap;                 /* default iteration cap */
   uint32_t reads;          /* the options it reads: bits (1u << ms_opt_id) */
+  uint32_t accel; /* the accelerations it offers where it reads one: bits (1u << ms_accel) */
 } ms_solver_def;
 typedef struct {
   size_t offset;            /* of the workspace's pointer in ms_data */

@@ -3,9 +3,10 @@
  * or minimise function, flags, stability limit, default iteration cap and the options it
  * reads; every fact about an option: its ms_opt field, type, allowed range, choice names (in
  * enum order), and for each method that takes it, its public name, default and
- * documentation. The binding exports the table (msim._core.methods()); msim.METHODS,
- * msim.methods.resolve, the stability limits of msim.scenes and the README's method table
- * are built from it. */
+ * documentation. The binding parses a step's options against it (names, types, choices,
+ * ranges, and the options and choices each solver of g takes) and exports it
+ * (msim._core.methods(), solvers()) for msim.METHODS, the stability limits of msim.scenes and
+ * the README's method table. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -284,8 +285,10 @@ static int ms_opt_index(ms_method method, ms_opt_id field) {
   return -1;
 }
 
-/* the first option of method whose value in o is out of range, or -1; with solver='vbd',
- * acceleration is 'none' or 'chebyshev' */
+#define BIT(id) (1u << (id))
+
+/* the first option of method whose value in o is out of range, or -1; then the acceleration
+ * must be one the chosen solver of g offers (its row's accel) */
 int ms_opt_check(ms_method method, const ms_opt *o) {
   const ms_method_def *md = &ms_methods[method];
   for (int i = 0; i < md->nparam; i++) {
@@ -294,29 +297,32 @@ int ms_opt_check(ms_method method, const ms_opt *o) {
     if (v == MS_BY_SOLVER && md->params[i].value == MS_BY_SOLVER) continue;
     if (!ms_opt_in_range(f, v)) return i;
   }
-  int solver = ms_opt_index(method, MS_OPT_MINIMIZER);
-  if (solver >= 0 && o->minimizer == MS_MIN_VBD && o->acceleration == MS_ACCEL_ANDERSON)
+  if (ms_opt_index(method, MS_OPT_MINIMIZER) < 0) return -1;
+  const ms_solver_def *sd = &ms_solvers[o->minimizer];
+  if (sd->reads & BIT(MS_OPT_ACCELERATION) && !(sd->accel & BIT(o->acceleration)))
     return ms_opt_index(method, MS_OPT_ACCELERATION);
   return -1;
 }
 
 /* options every solver of g reads, and each solver's own */
-#define BIT(id) (1u << (id))
 #define ANY_SOLVER \
   (BIT(MS_OPT_MINIMIZER) | BIT(MS_OPT_ITERATIONS) | BIT(MS_OPT_TOL) | BIT(MS_OPT_START))
 #define FMS_MATRIX (BIT(MS_OPT_PIN) | BIT(MS_OPT_PIN_WEIGHT))
 
 /* the solvers of g: name, minimiser, default iteration cap (1 for Newton: the course
- * convention), the options it reads */
+ * convention), the options it reads, the accelerations it offers (VBD's Chebyshev
+ * extrapolation has no Anderson twin) */
 const ms_solver_def ms_solvers[MS_NMIN] = {
     [MS_MIN_NEWTON] = {"newton", ms_newton_minimize, 1,
                        ANY_SOLVER | BIT(MS_OPT_SPD) | BIT(MS_OPT_SHIFT) | BIT(MS_OPT_LINE_SEARCH)},
     [MS_MIN_FMS] = {"fms", ms_fms_minimize, 10,
                     ANY_SOLVER | FMS_MATRIX | BIT(MS_OPT_ACCELERATION) | BIT(MS_OPT_RHO) |
-                        BIT(MS_OPT_CHEBYSHEV_DELAY) | BIT(MS_OPT_RELAX) | BIT(MS_OPT_WINDOW)},
+                        BIT(MS_OPT_CHEBYSHEV_DELAY) | BIT(MS_OPT_RELAX) | BIT(MS_OPT_WINDOW),
+                    BIT(MS_ACCEL_NONE) | BIT(MS_ACCEL_CHEBYSHEV) | BIT(MS_ACCEL_ANDERSON)},
     [MS_MIN_LBFGS] = {"lbfgs", ms_lbfgs_minimize, 10, ANY_SOLVER | FMS_MATRIX | BIT(MS_OPT_WINDOW)},
     [MS_MIN_VBD] = {"vbd", ms_vbd_minimize, 10,
-                    ANY_SOLVER | BIT(MS_OPT_ACCELERATION) | BIT(MS_OPT_RHO)},
+                    ANY_SOLVER | BIT(MS_OPT_ACCELERATION) | BIT(MS_OPT_RHO),
+                    BIT(MS_ACCEL_NONE) | BIT(MS_ACCEL_CHEBYSHEV)},
 };
 
 /* the workspaces a System's data may hold, each freed by its owner's function */

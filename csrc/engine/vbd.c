@@ -115,9 +115,36 @@ static void sweep(const ms_model *m, ms_data *d, const ms_vbd_ws *w, double hs) 
 
 /* ---------------------------------------------------------------- iterations */
 
-/* chebyshev weight omega_n of sweep n >= 1 after omega_(n-1) = omega */
-static double chebyshev_omega(int n, double rho, double omega) {
-  return n == 1 ? 1.0 : n == 2 ? 2.0 / (2.0 - rho * rho) : 4.0 / (4.0 - rho * rho * omega);
+/* what one step's sweeps share */
+typedef struct {
+  const ms_model *m;
+  ms_data *d;
+  ms_vbd_ws *w;
+  double hs;
+  int accel;    /* chebyshev */
+  double rho;   /* its spectral radius estimate */
+  double omega; /* its weight of the last sweep */
+  ms_info *info;
+} vbd_ctx;
+
+/* sweep n, timed into info->solve, then its extrapolation (ms_iteration_fn) */
+static ms_status vbd_iteration(void *ctx, int n, double *res, double *obj) {
+  vbd_ctx *c = ctx;
+  ms_vbd_ws *w = c->w;
+  int n3 = 3 * c->m->nv;
+  double *x = c->d->xn, t0 = ms_clock();
+  if (c->accel) { /* old = x^(n-2), prev = x^(n-1) */
+    double *t = w->old;
+    w->old = w->prev, w->prev = t;
+    memcpy(w->prev, x, sizeof(double) * n3);
+  }
+  sweep(c->m, c->d, w, c->hs);
+  c->omega = ms_chebyshev_omega(n, 1, c->rho, c->omega);
+  for (int k = 0; c->accel && c->omega != 1.0 && k < n3; k++)
+    x[k] = c->omega * (x[k] - w->old[k]) + w->old[k];
+  c->info->solve += ms_clock() - t0;
+  *res = ms_objective_grad(c->m, c->d, x, c->d->y, c->hs, c->d->g, obj);
+  return MS_OK;
 }
 
 /* minimise g from d->xn by VBD sweeps (SOLVERS.md's ms_minimize_fn). History: |grad g| and g
@@ -126,29 +153,14 @@ static double chebyshev_omega(int n, double rho, double omega) {
 ms_status ms_vbd_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
                           ms_info *info) {
   if (!d->vbd && !(d->vbd = workspace_new(m))) return MS_ENOMEM;
-  ms_vbd_ws *w = d->vbd;
-  int n3 = 3 * m->nv, it = 0, accel = o->acceleration == MS_ACCEL_CHEBYSHEV;
-  double *x = d->xn, omega = 1.0, obj, res = ms_objective_grad(m, d, x, d->y, hs, d->g, &obj);
-  ms_hist(d, 0, res, obj);
-  while (it < cap && !(o->tol > 0 && res < o->tol)) {
-    if (ms_interrupted(d)) return MS_EINTERRUPT;
-    double t0 = ms_clock();
-    if (accel) { /* old = x^(n-2), prev = x^(n-1) */
-      double *t = w->old;
-      w->old = w->prev, w->prev = t;
-      memcpy(w->prev, x, sizeof(double) * n3);
-    }
-    sweep(m, d, w, hs);
-    it++;
-    omega = chebyshev_omega(it, o->rho, omega);
-    for (int k = 0; accel && omega != 1.0 && k < n3; k++)
-      x[k] = omega * (x[k] - w->old[k]) + w->old[k];
-    info->solve += ms_clock() - t0;
-    res = ms_objective_grad(m, d, x, d->y, hs, d->g, &obj);
-    ms_hist(d, it, res, obj);
-  }
-  info->iters = it;
-  info->nhist = it + 1;
-  info->converged = o->tol > 0 && res < o->tol;
-  return MS_OK;
+  vbd_ctx c = {.m = m,
+               .d = d,
+               .w = d->vbd,
+               .hs = hs,
+               .accel = o->acceleration == MS_ACCEL_CHEBYSHEV,
+               .rho = o->rho,
+               .omega = 1.0,
+               .info = info};
+  double obj, res = ms_objective_grad(m, d, d->xn, d->y, hs, d->g, &obj);
+  return ms_descend(d, cap, o, res, obj, vbd_iteration, &c, info);
 }

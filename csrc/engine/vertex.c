@@ -78,6 +78,20 @@ static double local_change(const ms_vertex *c, int i, double wi, const double e[
   return change;
 }
 
+/* a step of vertex i on G_i as the line search tries it (ms_trial_fn) */
+typedef struct {
+  const ms_vertex *c;
+  int i;
+  double wi, e_surface, dx[3];
+} vertex_trial;
+
+/* x_i + alpha dx passes when G_i falls by at least the Armijo bound */
+static int trial(void *ctx, double alpha, double bound) {
+  const vertex_trial *v = ctx;
+  double e[3] = {alpha * v->dx[0], alpha * v->dx[1], alpha * v->dx[2]};
+  return local_change(v->c, v->i, v->wi, e, v->e_surface) <= bound;
+}
+
 /* one safeguarded Newton step of vertex i on G_i (file comment); returns the largest
  * coordinate it moved [m], 0 when no step lowers G_i or H is singular */
 double ms_vertex_step(const ms_vertex *c, int i) {
@@ -89,12 +103,11 @@ double ms_vertex_step(const ms_vertex *c, int i) {
   for (int t = 0; t < 3; t++) dx[t] *= cap;
   double slope = ms_dot(3, grad, dx), e_surface = surface(c, c->x + 3 * i, i, NULL, NULL);
   if (!(slope < 0)) return 0.0;
-  for (double alpha = 1.0; alpha >= MS_VERTEX_MIN_STEP; alpha *= 0.5) {
-    double e[3] = {alpha * dx[0], alpha * dx[1], alpha * dx[2]};
-    if (local_change(c, i, wi, e, e_surface) <= MS_ARMIJO * alpha * slope) {
-      for (int t = 0; t < 3; t++) c->x[3 * i + t] += e[t];
-      return fmax(fabs(e[0]), fmax(fabs(e[1]), fabs(e[2])));
-    }
-  }
-  return 0.0;
+  // a trial that does not escape (ms_backtrack is inline), so it stays in registers
+  vertex_trial v = {.c = c, .i = i, .wi = wi, .e_surface = e_surface, .dx = {dx[0], dx[1], dx[2]}};
+  double alpha = ms_backtrack(trial, &v, slope, MS_VERTEX_MIN_STEP);
+  if (alpha == 0) return 0.0;
+  double e[3] = {alpha * dx[0], alpha * dx[1], alpha * dx[2]};
+  for (int t = 0; t < 3; t++) c->x[3 * i + t] += e[t];
+  return fmax(fabs(e[0]), fmax(fabs(e[1]), fabs(e[2])));
 }

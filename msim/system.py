@@ -23,10 +23,15 @@ class StepInfo:
     constraint residual for XPBD); empty for single-pass methods. objectives: per-iteration
     value of the objective where the method minimises one. seconds: wall time in C.
     timings: seconds spent in "assemble", "factor" and "solve" (zero for methods without
-    those phases). self_contact (with self_contact on): "pairs", the point-triangle and
-    edge-edge pairs closer than twice the thickness at the step's start; "gap", the smallest
-    distance between primitives there [m] (capped at twice the thickness); "limited", the
-    vertices whose displacement the bounds limited; "rounds", the detections the bounds made.
+    those phases), and with self_contact on in its "broad_phase" (the spatial hash),
+    "narrow_phase" (exact distances and the pair lists) and "bounds" (the solvers' and the
+    step's displacement bounds). self_contact (with self_contact on): "pairs", the
+    point-triangle and edge-edge pairs closer than twice the thickness at the step's start
+    that carry the contact energy (pairs within self_contact_ring are left out); "gap", the
+    smallest distance there between primitives that share no vertex, ring pairs included (the
+    bounds keep those apart too) [m], capped at twice the thickness; "limited", the vertices
+    the bounds stopped short of where the method put them; "rounds", the detections the
+    bounds made after the step.
 
     implicit_euler, implicit_midpoint, bdf2 (their g has the effective step h/2 and 2h/3, and
     implicit_midpoint's unknown is the midpoint (x_t + x_{t+h})/2): entry 0 is the start point

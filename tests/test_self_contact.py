@@ -257,14 +257,21 @@ CONSERVATIVE = gains("the midpoint damps nothing, and the barrier's curvature pu
     pytest.param("linearized_implicit", None, marks=UNSOLVED),
     pytest.param("implicit_midpoint", "newton", marks=CONSERVATIVE),
     pytest.param("symplectic_euler", None, marks=STIFF)])
-def test_a_passive_fold_never_gains_energy(method, solver):
-    # ground, friction, damping and self-contact are passive: in a method that damps (or
-    # conserves) energy the total never rises above the start. The solvers keep their
+@pytest.mark.parametrize("self_friction", [0.0, 0.3])
+def test_a_passive_fold_never_gains_energy(method, solver, self_friction, request):
+    # ground, friction, damping and self-contact (with friction between the layers or
+    # without) are passive: in a method that damps (or conserves) energy the total never
+    # rises above the start. The solvers keep their
     # iterates within the displacement bounds and stop at the barrier instead of stepping
     # over it, so the step's end needs no cut; the marked cases still gain and turn the test
     # red once fixed
+    if self_friction and (method, solver) == ("bdf2", "newton"):
+        request.applymarker(gains("BDF2's single Newton step with friction between the "
+                                  "layers peaks near 454 J where they land (solved to tol it "
+                                  "stays below the start)"))
     scene = scenes.folded_cloth(n=12)
     sim, dt = scene.initial.copy(), scene.dt_for(method)
+    sim.self_friction = self_friction
     options = {"solver": solver} if solver else {}
     start = sim.energy()["total"]
     for _ in range(round(1.0 / dt)):

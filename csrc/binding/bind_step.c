@@ -542,10 +542,11 @@ PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
     Py_XDECREF(obj);
     return NULL;
   }
-  return Py_BuildValue("(iONNd{sdsdsd}{sisdsisi})", info.iters, info.converged ? Py_True : Py_False,
-                       res, obj, call.seconds, "assemble", info.assemble, "factor", info.factor,
-                       "solve", info.solve, "pairs", info.pairs, "gap", info.gap, "limited",
-                       info.limited, "rounds", info.rounds);
+  return Py_BuildValue("(iONNd{sdsdsdsdsdsd}{sisdsisi})", info.iters,
+                       info.converged ? Py_True : Py_False, res, obj, call.seconds, "assemble",
+                       info.assemble, "factor", info.factor, "solve", info.solve, "broad_phase",
+                       info.broad, "narrow_phase", info.narrow, "bounds", info.bounds, "pairs",
+                       info.pairs, "gap", info.gap, "limited", info.limited, "rounds", info.rounds);
 }
 
 /* _fms_kernel(dt, part, repeats, **options) -> seconds for `repeats` runs of one FMS kernel:

@@ -169,22 +169,25 @@ static int end_cut(const ms_model *m, ms_data *d, const double *x, const double 
 
 void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p) {
   if (!ms_self_active(m, d)) return;
-  double u[3], alpha = 1.0;
+  double u[3], alpha = 1.0, t0 = ms_clock();
   int halvings = 0;
   while (end_cut(m, d, x, p, alpha, u) && halvings++ < MS_SC_HALVINGS) alpha *= 0.5;
   if (halvings > MS_SC_HALVINGS) alpha = 0.0;
   for (int k = 0; k < 3 * m->nv && alpha < 1.0; k++) p[k] *= alpha;
+  d->sc->t_bounds += ms_clock() - t0;
 }
 
 void ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
   if (!ms_self_active(m, d)) return;
   ms_self_ws *w = d->sc;
-  double u[3];
-  if (!end_cut(m, d, x1, NULL, 0.0, u)) return;
-  apply(m, w, d->x, w->target, u, w->target);
-  for (int i = 0; i < m->nv; i++)
-    for (int t = 0; t < 3 && !m->fixed[i]; t++)
-      x1[3 * i + t] = d->x[3 * i + t] + (w->target[3 * i + t] - d->x[3 * i + t]) / w->reach;
+  double u[3], t0 = ms_clock();
+  if (end_cut(m, d, x1, NULL, 0.0, u)) {
+    apply(m, w, d->x, w->target, u, w->target);
+    for (int i = 0; i < m->nv; i++)
+      for (int t = 0; t < 3 && !m->fixed[i]; t++)
+        x1[3 * i + t] = d->x[3 * i + t] + (w->target[3 * i + t] - d->x[3 * i + t]) / w->reach;
+  }
+  w->t_bounds += ms_clock() - t0;
 }
 
 void ms_self_keep(const ms_model *m, ms_data *d, const double *x, double hs, int first) {
@@ -205,7 +208,7 @@ int ms_self_rises(const ms_model *m, ms_data *d, double hs) {
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info) {
   if (!ms_self_active(m, d)) return MS_OK;
   ms_self_ws *w = d->sc;
-  double *target = w->target, *x = d->xn, u[3];
+  double *target = w->target, *x = d->xn, u[3], t0 = ms_clock(), detect = w->t_broad + w->t_narrow;
   size_t bytes = sizeof(double) * 3 * m->nv;
   memcpy(target, d->xn, bytes);
   memcpy(x, d->x, bytes);
@@ -228,5 +231,9 @@ ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info) 
     info->limited += limited;
     for (int t = 0; t < 3 && limited; t++) d->vn[3 * i + t] = (xi[t] - d->x[3 * i + t]) / h;
   }
+
+  // the step's phases: the rounds' detections count as broad and narrow phase
+  w->t_bounds += ms_clock() - t0 - (w->t_broad + w->t_narrow - detect);
+  info->broad = w->t_broad, info->narrow = w->t_narrow, info->bounds = w->t_bounds;
   return MS_OK;
 }

@@ -275,6 +275,9 @@ typedef struct {
   double assemble; /* seconds in assembly (implicit methods) */
   double factor;   /* seconds in factorisation */
   double solve;    /* seconds in solves */
+  double broad;    /* self-contact: seconds in its broad phase (the spatial hash) */
+  double narrow;   /* self-contact: seconds in its narrow phase (exact distances, pair lists) */
+  double bounds;   /* self-contact: seconds in the displacement bounds (solvers' and step's) */
 } ms_info;
 
 /* the friction of an implicit step, lagged from its start x_t (friction.c): vertex i in

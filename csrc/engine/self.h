@@ -50,7 +50,8 @@ struct ms_self_ws {
   double fh;            /* the scheme's step h' [s] */
   double *kept;         /* (nv,3) bounds.c: a solver's last iterate that lowered g */
   double kept_g;        /* g there [J] */
-  int active;           /* the pairs belong to the step under way */
+  double t_broad, t_narrow, t_bounds; /* seconds this step in the phases of ms_info */
+  int active;                         /* the pairs belong to the step under way */
 };
 
 /* barrier.c: the self-contact energy of one pair at distance d, for thickness dhat and

@@ -254,13 +254,20 @@ static double cell_size(const ms_model *m, const double *x, double r) {
   return c > 0 && isfinite(c) ? c : 1.0;
 }
 
+/* the seconds since *t, which becomes now */
+static double lap(double *t) {
+  double now = ms_clock(), since = now - *t;
+  *t = now;
+  return since;
+}
+
 ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r) {
   ms_self_ws *w;
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
   const int *hit;
   int nhit;
-  double cell = cell_size(m, x, r);
+  double cell = cell_size(m, x, r), t = ms_clock();
   w->gap = r, w->npair = w->nring = 0;
   for (int v = 0; v < m->nv; v++) w->nearest[v] = INFINITY; /* in no triangle: unbounded */
   for (int k = 0; k < 3 * m->nf; k++) w->nearest[m->face[k]] = r;
@@ -270,6 +277,7 @@ ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double 
   ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
   st = ms_hash_overlaps(&w->hash, w->plo, w->phi, m->nv, w->flo, w->fhi, m->nf, 0, cell, &hit,
                         &nhit);
+  w->t_broad += lap(&t);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *f = m->face + 3 * hit[2 * k + 1];
     ms_sc_pair p = {MS_PAIR_PT, {hit[2 * k], f[0], f[1], f[2]}, 0};
@@ -277,11 +285,13 @@ ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double 
   }
 
   // edge-edge: edges inflated by r/2 against each other
+  w->t_narrow += lap(&t);
   if (st == MS_OK) {
     ms_hash_boxes(x, m->fedge, m->ne, 2, 0.5 * r, w->elo, w->ehi);
     st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->elo, w->ehi, m->ne, 1, cell, &hit,
                           &nhit);
   }
+  w->t_broad += lap(&t);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *a = m->fedge + 2 * hit[2 * k], *b = m->fedge + 2 * hit[2 * k + 1];
     ms_sc_pair p = {MS_PAIR_EE, {a[0], a[1], b[0], b[1]}, 0};
@@ -289,6 +299,7 @@ ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double 
   }
   if (st != MS_OK) return w->npair = w->nring = 0, st;
   vertex_pairs(m, w);
+  w->t_narrow += lap(&t);
   return MS_OK;
 }
 
@@ -318,9 +329,12 @@ ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int 
 ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info) {
   if (d->sc) d->sc->active = 0;
   if (!m->self_contact) return d->sc_clean = 0, MS_OK;
+  ms_self_ws *w;
+  ms_status st = workspace(m, d, &w);
+  if (st != MS_OK) return st;
+  w->t_broad = w->t_narrow = w->t_bounds = 0;
 
   // a state that already crosses itself cannot be kept from crossing
-  ms_status st;
   if (!d->sc_clean) {
     if ((st = ms_self_crossings(m, d, d->x, &info->crossings)) != MS_OK) return st;
     if (info->crossings) return MS_ECROSSING;

@@ -101,6 +101,8 @@ double *points_of(SystemObject *self, intptr_t which);
 /* ---------------------------------------------------------------- bind_step.c */
 
 PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw);
+/* method's options: its defaults, then the keyword dict kw of core option names (each checked) */
+int method_options(int method, PyObject *kw, ms_opt *opt);
 PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw);
 PyObject *methods_py(PyObject *mod, PyObject *unused);
 PyObject *defaults_py(PyObject *mod, PyObject *unused);
@@ -109,8 +111,8 @@ PyObject *model_parameters_py(PyObject *mod, PyObject *unused);
 
 /* ---------------------------------------------------------------- bind_adjoint.c */
 
-PyObject *System_adjoint_refusal(SystemObject *self, PyObject *arg);
-PyObject *System_step_vjp(SystemObject *self, PyObject *args);
+PyObject *System_adjoint_refusal(SystemObject *self, PyObject *args, PyObject *kw);
+PyObject *System_step_vjp(SystemObject *self, PyObject *args, PyObject *kw);
 
 /* ---------------------------------------------------------------- bind_hash.c */
 

@@ -292,6 +292,12 @@ static int refuse_unread(ms_method method, const ms_opt *opt, uint32_t given) {
   return -1;
 }
 
+int method_options(int method, PyObject *kw, ms_opt *opt) {
+  uint32_t given;
+  ms_opt_defaults(method, opt);
+  return parse_options(kw, opt, &given);
+}
+
 /* the default of param p as the Python value users pass; None for a cap left to the solver */
 static PyObject *param_default(const ms_param *p) {
   const ms_opt_field *f = &ms_opt_fields[p->field];

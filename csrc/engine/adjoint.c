@@ -41,7 +41,8 @@
  * vertex m_i: -w_i.(f_i + f_ext,i)/m_i, f_ext,i: w_i.
  *
  * Implicit Euler solved to tolerance, by any solver (the fms method is implicit Euler solved by
- * local-global iterations): x1 minimises
+ * local-global iterations; with a fixed iteration count and no tol they are unrolled instead,
+ * unroll.c): x1 minimises
  * g(x) = |x - y|_M^2 / (2 h^2) + E(x), y = x0 + h vq + h^2 (g + M^-1 f_ext), so
  * G(x1, p) = M (x1 - y)/h^2 + grad E(x1) = 0 on free vertices, and v1 = (x1 - x0)/h. The
  * implicit function theorem gives dx1/dp = -A^-1 dG/dp, A = M/h^2 + H(x1) the exact Hessian
@@ -417,8 +418,18 @@ static ms_status implicit_vjp(const ms_model *m, ms_data *d, ms_method method, d
   return MS_OK;
 }
 
-/* why method on model m has no gradient here, in a sentence; NULL when it has one */
-const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
+/* fms with no tol: its iterations unrolled (unroll.c), then vq's adjoint to v0 and damping */
+static ms_status unrolled_vjp(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                              const ms_adj_step *s, const double *ax, const double *av,
+                              ms_adj_out *out, ms_info *info) {
+  ms_status st = ms_fms_unroll_vjp(m, d, h, o, s, ax, av, out->v, out, info);
+  if (st == MS_OK) damped_vjp(m, d, out->v, exp(-m->damping * h), h, out);
+  return st;
+}
+
+/* why method on model m with options o has no gradient here, in a sentence; NULL when it
+ * has one */
+const char *ms_adjoint_refusal(const ms_model *m, ms_method method, const ms_opt *o) {
   if (m->nplane + m->nsphere > 0 && m->mu > 0)
     return "friction (a velocity impulse after the explicit steps, a lagged potential in the "
            "implicit ones) is not differentiated: set friction=0";
@@ -434,8 +445,8 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
     case MS_IMPLICIT_MIDPOINT:
     case MS_BDF2:
       return NULL;
-    case MS_FMS: /* implicit Euler by local-global iterations: differentiated when solved to tol */
-      return NULL;
+    case MS_FMS: /* implicit Euler by local-global iterations: to a tol, or unrolled (unroll.c) */
+      return o && !(o->tol > 0) ? ms_unroll_refusal(m, o) : NULL;
     case MS_XPBD:
       return "xpbd's projections are not differentiated";
     case MS_LINEARIZED_IMPLICIT:
@@ -449,13 +460,13 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
 /* the adjoints of step h of method from (s->x, s->v) to (s->xn, s->vn), given ax = dL/dxn and
  * av = dL/dvn, into out (every array written, xp and vp by bdf2 with a history only); d's
  * scratch is used, its state untouched */
-ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
+ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
                       const ms_adj_step *s, const double *ax, const double *av, ms_adj_out *out,
                       ms_info *info) {
   memset(info, 0, sizeof(*info));
   info->option = info->vertex = info->axis = -1;
   if (method < 0 || method >= MS_NMETHOD || !(h > 0) || !isfinite(h) ||
-      ms_adjoint_refusal(m, method))
+      ms_adjoint_refusal(m, method, o))
     return MS_EINPUT;
   size_t n3 = 3 * (size_t)m->nv;
   memcpy(out->x, ax, sizeof(double) * n3);
@@ -476,6 +487,9 @@ ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
     case MS_RK4:
       rk4_vjp(m, d, h, s, ax, av, out);
       return MS_OK;
+    case MS_FMS:
+      if (!(o->tol > 0)) return unrolled_vjp(m, d, h, o, s, ax, av, out, info);
+      return implicit_vjp(m, d, method, h, s, ax, av, out, info);
     default:
       return implicit_vjp(m, d, method, h, s, ax, av, out, info);
   }

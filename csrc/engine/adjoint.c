@@ -81,29 +81,31 @@
 
 /* xb -= H(x) w (and xb2 -= c2 H(x) w where xb2 is given), and each spring's k and r
  * adjoints, for the force adjoint w (nv,3): sum_s c_s (x_i - x_j).(w_i - w_j) with
- * c_s = k_s (r_s/l - 1) differentiated */
+ * c_s = k_s (r_s/l - 1) differentiated. Spring s's block of H applied to dw = w_i - w_j is
+ * k (1 - a) d (d.dw)/l^2 + k a dw, a = 1 - r/l (ms_spring_block, without building it; a
+ * spring of zero length: k dw) */
 static void springs_vjp(const ms_model *m, const double *x, const double *w, double *xb,
                         double *xb2, double c2, ms_adj_out *out) {
   for (int s = 0; s < m->ns; s++) {
     int i = m->edge[2 * s], j = m->edge[2 * s + 1];
-    double d[3], dw[3], blk[9], dot = 0;
+    double d[3], dw[3], dot = 0;
     for (int t = 0; t < 3; t++) {
       d[t] = x[3 * i + t] - x[3 * j + t];
       dw[t] = w[3 * i + t] - w[3 * j + t];
       dot += d[t] * dw[t];
     }
     double l = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]),
-           il = 1.0 / (l > MS_TINY ? l : MS_TINY);
-    out->k[s] += (m->rest[s] * il - 1.0) * dot;
-    out->rest[s] += m->k[s] * il * dot;
-    ms_spring_hessian(m, x, s, MS_SPD_NONE, blk);
-    for (int r = 0; r < 3; r++) {
-      double hw = blk[3 * r] * dw[0] + blk[3 * r + 1] * dw[1] + blk[3 * r + 2] * dw[2];
-      xb[3 * i + r] -= hw;
-      xb[3 * j + r] += hw;
+           il = 1.0 / (l > MS_TINY ? l : MS_TINY), k = m->k[s], r = m->rest[s];
+    out->k[s] += (r * il - 1.0) * dot;
+    out->rest[s] += k * il * dot;
+    double across = l > 0 ? k * (1.0 - r * il) : k, along = l > 0 ? k * r * il * il * il * dot : 0;
+    for (int t = 0; t < 3; t++) {
+      double hw = along * d[t] + across * dw[t];
+      xb[3 * i + t] -= hw;
+      xb[3 * j + t] += hw;
       if (!xb2) continue;
-      xb2[3 * i + r] -= c2 * hw;
-      xb2[3 * j + r] += c2 * hw;
+      xb2[3 * i + t] -= c2 * hw;
+      xb2[3 * j + t] += c2 * hw;
     }
   }
 }

@@ -27,12 +27,12 @@ stage points from the step's start). Implicit Euler solved to a
 tolerance, by any solver of g, gets the implicit function theorem on grad g(x1) = 0: one solve
 with the exact Hessian of g, M/dt^2 + H(x1), per step (as in DiffPD, Du et al. 2021), so the
 gradient does not depend on which solver found x1 (the fms method, implicit Euler by
-local-global iterations, included when given a tol); the fms method with a fixed number of
-iterations and no tol gets the gradient of those iterations as they ran, unrolled in reverse
-with the same prefactored matrix, one solve per iteration (as DiffPD, Du et al. 2021, does for
-projective dynamics; plain iterations without contact: csrc/engine/unroll.c); implicit midpoint and BDF2 likewise (on
+local-global iterations, included when given a tol); implicit midpoint and BDF2 likewise (on
 the midpoint; from the two states BDF2 builds its step from, so the adjoint of a BDF2 step
-reaches the state one step back too). Everything is float64.
+reaches the state one step back too). The fms method with a fixed number of iterations and no
+tol gets the gradient of those iterations as they ran, unrolled in reverse with the same
+prefactored matrix, one solve per iteration, as DiffPD (Du et al. 2021) does for projective
+dynamics (plain iterations without colliders: csrc/engine/unroll.c). Everything is float64.
 
 Contact with planes and spheres is differentiated through its penalty energy
 contact_stiffness/2 * depth^2, with its exact Hessian (a sphere's negative lateral curvature

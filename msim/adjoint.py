@@ -30,9 +30,10 @@ gradient does not depend on which solver found x1 (the fms method, implicit Eule
 local-global iterations, included when given a tol); implicit midpoint and BDF2 likewise (on
 the midpoint; from the two states BDF2 builds its step from, so the adjoint of a BDF2 step
 reaches the state one step back too). The fms method with a fixed number of iterations and no
-tol gets the gradient of those iterations as they ran, unrolled in reverse with the same
-prefactored matrix, one solve per iteration, as DiffPD (Du et al. 2021) does for projective
-dynamics (plain iterations without colliders: csrc/engine/unroll.c). Everything is float64.
+tol (or implicit_euler with solver='fms' and no tol, the same iterations) gets the gradient of
+those iterations as they ran, unrolled in reverse with the same prefactored matrix, one solve
+per iteration, as DiffPD (Du et al. 2021) does for projective dynamics (plain iterations
+without colliders: csrc/engine/unroll.c). Everything is float64.
 
 Contact with planes and spheres is differentiated through its penalty energy
 contact_stiffness/2 * depth^2, with its exact Hessian (a sphere's negative lateral curvature
@@ -60,6 +61,8 @@ if TYPE_CHECKING:
 
 # the methods whose gradient comes from the implicit function theorem
 IMPLICIT = ("implicit_euler", "implicit_midpoint", "bdf2", "fms")
+# the core's index of the implicit methods' solver 'fms'
+FMS_SOLVER = resolve("implicit_euler", {"solver": "fms"})["minimizer"]
 
 
 class AdjointWarning(UserWarning):
@@ -102,8 +105,10 @@ def refusal(sim: System, method: str, **options: Any) -> str | None:
 
 def unrolled(method: str, core_options: dict[str, Any]) -> bool:
     """Whether a run of `method` with these core options is differentiated by unrolling its
-    iterations: fms with no tol."""
-    return method == "fms" and not core_options.get("tol", 0.0) > 0
+    iterations: fms, or implicit_euler with solver='fms', with no tol."""
+    fms = method == "fms" or (method == "implicit_euler"
+                              and core_options.get("minimizer") == FMS_SOLVER)
+    return fms and not core_options.get("tol", 0.0) > 0
 
 
 def _check(sim: System, method: str, core_options: dict[str, Any]) -> None:
@@ -120,8 +125,9 @@ def _check(sim: System, method: str, core_options: dict[str, Any]) -> None:
             and not core_options.get("tol", 0.0) > 0):
         raise ValueError(f"{method}: its gradient comes from the implicit function theorem, "
                          "which needs each step solved to a tolerance: give tol > 0 (and "
-                         "iterations enough to reach it), or use method='fms' with a fixed "
-                         "number of iterations, whose gradient unrolls them")
+                         "iterations enough to reach it), or run FMS (method='fms', or "
+                         "solver='fms') for a fixed number of iterations, whose gradient "
+                         "unrolls them")
 
 
 def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,

@@ -185,8 +185,9 @@ class System(_core.System):
         exact reverse of their steps (the discrete adjoint); implicit_euler,
         implicit_midpoint, bdf2 and fms given a tol > 0 the implicit function theorem on
         grad g(x) = 0, whichever solver ran (backward warns with AdjointWarning about steps
-        that did not reach tol); fms with no tol the reverse of its `iterations` plain
-        local-global iterations (unrolled, plain iterations without colliders). Contact with
+        that did not reach tol); fms with no tol (or implicit_euler with solver='fms' and no
+        tol) the reverse of its `iterations` plain local-global iterations (unrolled, without
+        colliders). Contact with
         planes and
         spheres is differentiated through its penalty energy. A method or scene without a
         gradient (other methods, friction, self-contact) and a before_step script (it may

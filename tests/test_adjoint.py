@@ -165,6 +165,22 @@ def test_fms_unrolled_gradient_is_that_of_the_iterations_run():
     assert np.linalg.norm(gradient(iterations=3000) - exact) < 1e-8 * scale
 
 
+@pytest.mark.parametrize("name", ["stiffness", "mass", "velocities"])
+def test_implicit_euler_with_solver_fms_unrolls_the_same_iterations(name):
+    # implicit_euler with solver='fms' and no tol runs the fms method's iterations from the
+    # same start: the same gradient, which central differences confirm
+    dt, options = UNROLLED
+    setup = (dt, {**options, "solver": "fms"})
+    sc = scene("cloth", seed=8)
+    exact, errors = taylor(sc, "implicit_euler", name, PARAMETERS.index(name), setup)
+    assert_second_order(exact, errors)
+    cx, cv = loss_weights(sc, np.random.default_rng(8))
+    grads = [gradient_vector(run(sc.system(), method, setup, adjoint=True)
+                             .backward(positions=cx, velocities=cv))
+             for method, setup in (("implicit_euler", setup), ("fms", UNROLLED))]
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12 * abs(grads[1]).max())
+
+
 def test_fms_unrolled_refuses_acceleration_and_contact_by_name():
     sim = scene("cloth").system()
     for acceleration in ("chebyshev", "anderson"):

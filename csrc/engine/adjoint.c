@@ -42,7 +42,7 @@
  *
  * Implicit Euler solved to tolerance, by any solver (the fms method is implicit Euler solved by
  * local-global iterations; with a fixed iteration count and no tol they are unrolled instead,
- * unroll.c): x1 minimises
+ * unroll.c, as are implicit Euler's with solver fms): x1 minimises
  * g(x) = |x - y|_M^2 / (2 h^2) + E(x), y = x0 + h vq + h^2 (g + M^-1 f_ext), so
  * G(x1, p) = M (x1 - y)/h^2 + grad E(x1) = 0 on free vertices, and v1 = (x1 - x0)/h. The
  * implicit function theorem gives dx1/dp = -A^-1 dG/dp, A = M/h^2 + H(x1) the exact Hessian
@@ -420,7 +420,14 @@ static ms_status implicit_vjp(const ms_model *m, ms_data *d, ms_method method, d
   return MS_OK;
 }
 
-/* fms with no tol: its iterations unrolled (unroll.c), then vq's adjoint to v0 and damping */
+/* whether a step of method with options o is FMS iterations with no tol: fms, or implicit
+ * Euler with solver fms (the same iterations from the same start) */
+static int unrolls(ms_method method, const ms_opt *o) {
+  int fms = method == MS_FMS || (method == MS_IMPLICIT_EULER && o->minimizer == MS_MIN_FMS);
+  return fms && !(o->tol > 0);
+}
+
+/* FMS with no tol: its iterations unrolled (unroll.c), then vq's adjoint to v0 and damping */
 static ms_status unrolled_vjp(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                               const ms_adj_step *s, const double *ax, const double *av,
                               ms_adj_out *out, ms_info *info) {
@@ -438,6 +445,7 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method, const ms_opt
   if (m->self_contact)
     return "self-contact's displacement bounds are a projection, not differentiable: set "
            "self_contact=False";
+  if (o && unrolls(method, o)) return ms_unroll_refusal(m, o);
   switch (method) {
     case MS_EXPLICIT_EULER:
     case MS_SYMPLECTIC_EULER:
@@ -446,9 +454,8 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method, const ms_opt
     case MS_IMPLICIT_EULER:
     case MS_IMPLICIT_MIDPOINT:
     case MS_BDF2:
-      return NULL;
     case MS_FMS: /* implicit Euler by local-global iterations: to a tol, or unrolled (unroll.c) */
-      return o && !(o->tol > 0) ? ms_unroll_refusal(m, o) : NULL;
+      return NULL;
     case MS_XPBD:
       return "xpbd's projections are not differentiated";
     case MS_LINEARIZED_IMPLICIT:
@@ -478,6 +485,7 @@ ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
   memset(out->rest, 0, sizeof(double) * m->ns);
   out->damping = out->residual = 0;
   damped(m, d, s->v, exp(-m->damping * h));
+  if (unrolls(method, o)) return unrolled_vjp(m, d, h, o, s, ax, av, out, info);
   switch (method) {
     case MS_EXPLICIT_EULER:
     case MS_SYMPLECTIC_EULER:
@@ -489,9 +497,6 @@ ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
     case MS_RK4:
       rk4_vjp(m, d, h, s, ax, av, out);
       return MS_OK;
-    case MS_FMS:
-      if (!(o->tol > 0)) return unrolled_vjp(m, d, h, o, s, ax, av, out, info);
-      return implicit_vjp(m, d, method, h, s, ax, av, out, info);
     default:
       return implicit_vjp(m, d, method, h, s, ax, av, out, info);
   }

@@ -1,4 +1,5 @@
-/* unroll.c: the adjoint of an FMS step with a fixed iteration count, unrolled
+/* unroll.c: the adjoint of an FMS step with a fixed iteration count, unrolled (the fms method,
+ * and implicit Euler with solver fms: the same iterations from the same start)
  *
  * FMS stopped after K local-global iterations (tol 0) is not at g's minimiser, so the implicit
  * function theorem (adjoint.c) would differentiate a step that was not taken. Its gradient is
@@ -147,7 +148,7 @@ static void target_vjp(const ms_model *m, const ms_adj_step *s, const double *yb
 ms_status ms_fms_unroll_vjp(const ms_model *m, ms_data *d, double h, const ms_opt *o,
                             const ms_adj_step *s, const double *ax, const double *av, double *vqb,
                             ms_adj_out *out, ms_info *info) {
-  int n3 = 3 * m->nv, K = m->nfree ? o->iterations : 0, start = 0;
+  int n3 = 3 * m->nv, K = m->nfree ? ms_opt_iterations(o) : 0, start = 0;
   double *buf = ms_alloc((size_t)(K + 3) * n3, sizeof(double));
   if (!buf) return MS_ENOMEM;
   double *xs = buf + 2 * (size_t)n3, *xb = buf, *yb = buf + n3, *lam = d->vb;

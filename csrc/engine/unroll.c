@@ -48,17 +48,28 @@ const char *ms_unroll_refusal(const ms_model *m, const ms_opt *o) {
   return NULL;
 }
 
-/* the start point (ms_start) into x0s: 0 y, 1 x0 + h vq, 2 x0 ('lowest': the first of the
- * lowest g); returns which */
+/* start point candidate c into x: 0 y (ms_start's inertial, and settled without colliders),
+ * 1 x0 + h vq (extrapolated), 2 x0 (previous) */
+static void candidate(const ms_model *m, const ms_data *d, int c, const double *x0, double h,
+                      double *x) {
+  for (int k = 0; k < 3 * m->nv; k++) x[k] = c == 0 ? d->y[k] : x0[k] + (c == 1) * h * d->s[k];
+}
+
+/* the start point (ms_start) into x0s, as potential.c's choose_start picks it ('lowest': the
+ * first candidate of the lowest g, tried in the order 0, 1, 2); returns which candidate */
 static int start_point(const ms_model *m, ms_data *d, int start, const double *x0, double h,
                        double *x0s) {
-  int n3 = 3 * m->nv, pick = start == MS_START_PREVIOUS ? 2 : start == MS_START_EXTRAPOLATED;
+  if (start != MS_START_LOWEST) {
+    int c = start == MS_START_PREVIOUS ? 2 : start == MS_START_EXTRAPOLATED;
+    candidate(m, d, c, x0, h, x0s);
+    return c;
+  }
+  int pick = 0;
   double best = INFINITY;
-  for (int c = start == MS_START_LOWEST ? 0 : pick; c <= (start == MS_START_LOWEST ? 2 : pick);
-       c++) {
-    for (int k = 0; k < n3; k++) d->f[k] = c == 0 ? d->y[k] : x0[k] + (c == 1) * h * d->s[k];
-    double g = start == MS_START_LOWEST ? ms_objective(m, d, d->f, d->y, h) : 0.0;
-    if (c == pick || g < best) best = g, pick = c, memcpy(x0s, d->f, sizeof(double) * n3);
+  for (int c = 0; c < 3; c++) {
+    candidate(m, d, c, x0, h, d->f);
+    double g = ms_objective(m, d, d->f, d->y, h);
+    if (c == 0 || g < best) best = g, pick = c, memcpy(x0s, d->f, sizeof(double) * 3 * m->nv);
   }
   return pick;
 }

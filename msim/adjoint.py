@@ -29,14 +29,19 @@ with the exact Hessian of g, M/dt^2 + H(x1), per step (as in DiffPD, Du et al. 2
 gradient does not depend on which solver found x1 (the fms method, implicit Euler by
 local-global iterations, included when given a tol); implicit midpoint and BDF2 likewise (on
 the midpoint; from the two states BDF2 builds its step from, so the adjoint of a BDF2 step
-reaches the state one step back too). Everything is float64.
+reaches the state one step back too). The fms method with a fixed number of iterations and no
+tol (or implicit_euler with solver='fms' and no tol, the same iterations) gets the gradient of
+those iterations as they ran, unrolled in reverse with the same prefactored matrix, one solve
+per iteration, as DiffPD (Du et al. 2021) does for projective dynamics (plain iterations
+without colliders: csrc/engine/unroll.c). Everything is float64.
 
 Contact with planes and spheres is differentiated through its penalty energy
 contact_stiffness/2 * depth^2, with its exact Hessian (a sphere's negative lateral curvature
 included, which the forward Newton drops): the gradient of the run as it went, exact except at
 the instants a vertex meets a collider, where that Hessian jumps. Not differentiated (asking
 raises ValueError naming the cause): friction, self-contact, the methods xpbd and
-linearized_implicit, and fms with pin='penalty'.
+linearized_implicit, fms with pin='penalty', and fms unrolled (no tol) with chebyshev or
+anderson acceleration or with colliders.
 """
 
 from __future__ import annotations
@@ -90,27 +95,38 @@ class Gradient:
     previous_velocities: np.ndarray | None = None
 
 
-def refusal(sim: System, method: str) -> str | None:
-    """Why `method` has no gradient on `sim` (a sentence), or None when it has one."""
-    _core.check_options(method)
-    return sim._adjoint_refusal(method)
+def refusal(sim: System, method: str, **options: Any) -> str | None:
+    """Why `method` with these step options has no gradient on `sim` (a sentence), or None
+    when it has one."""
+    _core.check_options(method, **options)
+    return sim._adjoint_refusal(method, **options)
+
+
+def unrolled(method: str, options: dict[str, Any]) -> bool:
+    """Whether a run of `method` with these step options is differentiated by unrolling its
+    iterations: fms, or implicit_euler with solver='fms', with no tol."""
+    fms = method == "fms" or (method == "implicit_euler" and options.get("solver") == "fms")
+    return fms and not options.get("tol", 0.0) > 0
 
 
 def _check(sim: System, method: str, options: dict[str, Any]) -> None:
-    """The options checked, and ValueError naming the cause when a run of `method` with them
-    on `sim` has no gradient."""
+    """The step options checked, and ValueError naming the cause when a run of `method` with
+    them on `sim` has no gradient."""
     _core.check_options(method, **options)
-    why = refusal(sim, method)
-    if why is not None:
-        raise ValueError(f"{method} has no gradient here: {why}")
-    if method in IMPLICIT and not options.get("tol", 0.0) > 0:
-        raise ValueError(f"{method}: its gradient comes from the implicit function theorem, "
-                         "which needs each step solved to a tolerance: give tol > 0 (and "
-                         "iterations enough to reach it)")
     if method == "fms" and options.get("pin", "eliminate") != "eliminate":
         raise ValueError("fms: pin='penalty' adds a penalty on the fixed vertices to g that the "
                          "step then undoes; its gradient is not implemented: use "
                          "pin='eliminate'")
+    why = sim._adjoint_refusal(method, **options)
+    if why is not None:
+        raise ValueError(f"{method} has no gradient here: {why}")
+    if (method in IMPLICIT and not unrolled(method, options)
+            and not options.get("tol", 0.0) > 0):
+        raise ValueError(f"{method}: its gradient comes from the implicit function theorem, "
+                         "which needs each step solved to a tolerance: give tol > 0 (and "
+                         "iterations enough to reach it), or run FMS (method='fms', or "
+                         "solver='fms') for a fixed number of iterations, whose gradient "
+                         "unrolls them")
 
 
 def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,
@@ -128,7 +144,9 @@ def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,
     it the step was implicit Euler); the Gradient's previous_positions and
     previous_velocities are then the adjoints of that state. `options` are the step's
     options: the implicit methods need their tol, and warn (AdjointWarning) when |grad g| at
-    the step's solution exceeds it.
+    the step's solution exceeds it; fms without a tol is differentiated through its
+    `iterations` plain local-global iterations, unrolled (recomputed from the step's start:
+    one solve with FMS's factor per iteration, 24 n (iterations + 1) bytes while it runs).
     Costs one force pass and one Hessian-vector product per force evaluation of the step;
     the implicit methods one factorisation of g's exact Hessian M/dt'^2 + H at the step's
     solution, or where that is indefinite (a saddle of g, or a step short of its minimum)
@@ -137,8 +155,9 @@ def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,
     """
     _check(sim, method, options)
     fext = sim.external_forces if external_forces is None else external_forces
-    grad = _vjp(sim, method, dt, x, v, x_next, v_next, fext, adj_x, adj_v, previous=previous)
-    if method in IMPLICIT and grad.residual > options["tol"]:
+    grad = _vjp(sim, method, dt, x, v, x_next, v_next, fext, adj_x, adj_v, previous=previous,
+                options=options)
+    if method in IMPLICIT and not unrolled(method, options) and grad.residual > options["tol"]:
         warnings.warn(f"{method}: |grad g| = {grad.residual:.3g} N at the step's solution "
                       f"exceeds tol = {options['tol']:.3g} N: the gradient is that of an exact "
                       "solve", AdjointWarning, stacklevel=2)
@@ -146,10 +165,11 @@ def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,
 
 
 def _vjp(sim: System, method: str, dt: float, *arrays: np.ndarray,
-         previous: tuple[np.ndarray, np.ndarray] | None) -> Gradient:
+         previous: tuple[np.ndarray, np.ndarray] | None, options: dict[str, Any]) -> Gradient:
     """step_vjp without its checks: arrays are x, v, x_next, v_next, external_forces, adj_x,
-    adj_v; previous bdf2's state one step back or None."""
-    gx, gv, k, r, m, f, c, res, px, pv = sim._step_vjp(method, dt, *arrays, *(previous or ()))
+    adj_v; previous bdf2's state one step back or None; options the step's options."""
+    gx, gv, k, r, m, f, c, res, px, pv = sim._step_vjp(method, dt, *arrays, *(previous or ()),
+                                                       **options)
     return Gradient(k, r, m, gx, gv, f, c, res, px, pv)
 
 
@@ -188,8 +208,9 @@ class Tape:
         return tape
 
     def step(self, sim: System, converged: bool) -> None:
-        """Keep the state one step took `sim` to, and whether its solver reached tol."""
-        if not converged:
+        """Keep the state one step took `sim` to, and whether its solver reached tol (fms
+        unrolled has none to reach)."""
+        if not converged and not unrolled(self.method, self.options):
             self.unconverged.append(len(self.positions) - 1)
         self.positions.append(sim.positions)
         self.velocities.append(sim.velocities)
@@ -217,7 +238,8 @@ class Tape:
             try:
                 g = _vjp(self.model, self.method, self.dt, self.positions[k],
                          self.velocities[k], self.positions[k + 1], self.velocities[k + 1],
-                         self.external_forces, ax, av, previous=self._history(k))
+                         self.external_forces, ax, av, previous=self._history(k),
+                         options=self.options)
             except Error as error:
                 missed = (", which did not reach tol: more iterations may reach a minimum of g"
                           if k in self.unconverged else "")

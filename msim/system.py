@@ -188,9 +188,12 @@ class System(_core.System):
         mass, the initial positions and velocities, external_forces (held constant over the
         run) and damping. explicit_euler, symplectic_euler, velocity_verlet and rk4 get the
         exact reverse of their steps (the discrete adjoint); implicit_euler,
-        implicit_midpoint, bdf2 and fms, which need a tol > 0, the implicit function theorem on
+        implicit_midpoint, bdf2 and fms given a tol > 0 the implicit function theorem on
         grad g(x) = 0, whichever solver ran (backward warns with AdjointWarning about steps
-        that did not reach tol). Contact with planes and
+        that did not reach tol); fms with no tol (or implicit_euler with solver='fms' and no
+        tol) the reverse of its `iterations` plain local-global iterations (unrolled, without
+        colliders). Contact with
+        planes and
         spheres is differentiated through its penalty energy. A method or scene without a
         gradient (other methods, friction, self-contact) and a before_step script (it may
         change the model mid-run) raise ValueError naming the cause before the run starts.

@@ -26,6 +26,8 @@ METHODS = {
     "bdf2": (0.01, {"tol": 1e-11, "iterations": 100}),
     "fms": (0.01, {"tol": 1e-11, "iterations": 10000}),
 }
+# fms with a fixed iteration count and no tol: its iterations unrolled
+UNROLLED = (0.01, {"iterations": 10})
 
 
 @dataclass
@@ -92,22 +94,25 @@ def loss_weights(sc: Scene, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     return rng.standard_normal(shape), rng.standard_normal(shape)
 
 
-def run(sim: msim.System, method: str, **adjoint: bool) -> msim.Trajectory:
-    dt, options = METHODS[method]
+def run(sim: msim.System, method: str, setup: tuple[float, dict] | None = None,
+        **adjoint: bool) -> msim.Trajectory:
+    """A run of `method` with its (dt, options) from METHODS, or `setup` where given."""
+    dt, options = setup or METHODS[method]
     return sim.simulate(STEPS, dt, method, record_every=RECORD, **adjoint, **options)
 
 
-def taylor(sc: Scene, method: str, name: str, seed: int) -> tuple[float, list[float]]:
+def taylor(sc: Scene, method: str, name: str, seed: int,
+           setup: tuple[float, dict] | None = None) -> tuple[float, list[float]]:
     """(the directional derivative of L along a random direction, the errors of central
     differences at eps = 1e-2 / 2^k, k = 0..11)."""
     rng = np.random.default_rng(seed)
     cx, cv = loss_weights(sc, rng)
-    grad = run(sc.system(), method, adjoint=True).backward(positions=cx, velocities=cv)
+    grad = run(sc.system(), method, setup, adjoint=True).backward(positions=cx, velocities=cv)
     d = direction(sc, name, rng)
     exact = float(np.sum(getattr(grad, name) * d))
 
     def loss(eps: float) -> float:
-        traj = run(sc.system(**{name: sc.values[name] + eps * d}), method)
+        traj = run(sc.system(**{name: sc.values[name] + eps * d}), method, setup)
         return float(np.sum(cx * traj.positions) + np.sum(cv * traj.velocities))
 
     errors = []
@@ -117,17 +122,75 @@ def taylor(sc: Scene, method: str, name: str, seed: int) -> tuple[float, list[fl
     return exact, errors
 
 
-@pytest.mark.parametrize("kind", list(COLLIDERS))
-@pytest.mark.parametrize("method", list(METHODS))
-@pytest.mark.parametrize("name", PARAMETERS)
-def test_gradient_matches_central_differences_to_second_order(kind, method, name):
-    exact, errors = taylor(scene(kind), method, name, seed=PARAMETERS.index(name))
+def assert_second_order(exact: float, errors: list[float]) -> None:
     assert exact != 0
     # the best central difference agrees to 1e-6 relative
     assert min(errors) <= 1e-6 * abs(exact), (exact, errors)
     # and the error falls as eps^2 (ratio 4 when eps halves) while it is well above rounding
     ratios = [a / b for a, b in zip(errors, errors[1:]) if a > 1e-9 * abs(exact) and b > 0]
     assert any(3.6 < r < 4.4 for r in ratios), (exact, errors)
+
+
+@pytest.mark.parametrize("kind", list(COLLIDERS))
+@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("name", PARAMETERS)
+def test_gradient_matches_central_differences_to_second_order(kind, method, name):
+    assert_second_order(*taylor(scene(kind), method, name, seed=PARAMETERS.index(name)))
+
+
+@pytest.mark.parametrize("start", ["lowest", "inertial", "extrapolated", "previous"])
+@pytest.mark.parametrize("kind", ["cloth", "rope"])
+@pytest.mark.parametrize("name", PARAMETERS)
+def test_fms_unrolled_gradient_matches_central_differences(kind, name, start):
+    # 10 local-global iterations per step, not converged: the gradient of those iterations
+    dt, options = UNROLLED
+    setup = (dt, {**options, "start": start})
+    assert_second_order(*taylor(scene(kind), "fms", name, PARAMETERS.index(name), setup))
+
+
+def test_fms_unrolled_gradient_is_that_of_the_iterations_run():
+    # ten iterations are far from g's minimiser, so their gradient is not the implicit
+    # function theorem's; unrolling enough of them to converge reaches it
+    sc = scene("cloth", seed=7)
+    cx, cv = loss_weights(sc, np.random.default_rng(7))
+
+    def gradient(**options: object) -> np.ndarray:
+        traj = sc.system().simulate(STEPS, 0.01, "fms", record_every=RECORD, adjoint=True,
+                                    **options)
+        return gradient_vector(traj.backward(positions=cx, velocities=cv))
+
+    exact = gradient(tol=1e-12, iterations=10000)
+    scale = np.linalg.norm(exact)
+    assert np.linalg.norm(gradient(iterations=10) - exact) > 1e-3 * scale
+    assert np.linalg.norm(gradient(iterations=3000) - exact) < 1e-8 * scale
+
+
+@pytest.mark.parametrize("name", ["stiffness", "mass", "velocities"])
+def test_implicit_euler_with_solver_fms_unrolls_the_same_iterations(name):
+    # implicit_euler with solver='fms' and no tol runs the fms method's iterations from the
+    # same start: the same gradient, which central differences confirm
+    dt, options = UNROLLED
+    setup = (dt, {**options, "solver": "fms"})
+    sc = scene("cloth", seed=8)
+    exact, errors = taylor(sc, "implicit_euler", name, PARAMETERS.index(name), setup)
+    assert_second_order(exact, errors)
+    cx, cv = loss_weights(sc, np.random.default_rng(8))
+    grads = [gradient_vector(run(sc.system(), method, setup, adjoint=True)
+                             .backward(positions=cx, velocities=cv))
+             for method, setup in (("implicit_euler", setup), ("fms", UNROLLED))]
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12 * abs(grads[1]).max())
+
+
+def test_fms_unrolled_refuses_acceleration_and_contact_by_name():
+    sim = scene("cloth").system()
+    for acceleration in ("chebyshev", "anderson"):
+        with pytest.raises(ValueError, match="acceleration='none', or give a tol"):
+            sim.simulate(2, 0.01, "fms", adjoint=True, acceleration=acceleration)
+    sim.simulate(2, 0.01, "fms", adjoint=True, acceleration="chebyshev", tol=1e-10,
+                 iterations=1000)
+    with pytest.raises(ValueError, match="contact targets are not: give a tol"):
+        scene("plane").system().simulate(2, 0.01, "fms", adjoint=True)
+    assert sim.steps == 2
 
 
 def gradient_vector(g: Gradient) -> np.ndarray:

@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from benchmarks import peers, run, solvers, vbd
+from benchmarks import adjoint, peers, run, solvers, vbd
 
 
 # the methods with a NumPy/SciPy twin (and XPBD, which has none); rk4, velocity_verlet,
@@ -128,3 +128,14 @@ def test_the_vbd_benchmark_reports_every_solver_and_the_thread_ratios(capsys):
     for label in ("newton", "vbd", "vbd chebyshev 0.9", "vbd chebyshev 0.95"):
         assert f"\n{label} " in out
     assert "threads=2 over threads=1" in out and "median" in out
+
+
+def test_the_adjoint_benchmark_reports_every_method(tmp_path, capsys):
+    path = tmp_path / "adjoint.json"
+    assert adjoint.main(["--n", "6", "--steps", "3", "--repeats", "1", "--json", str(path)]) == 0
+    rows = json.loads(path.read_text())["rows"]
+    assert [r["method"] for r in rows] == list(adjoint.METHODS)
+    for r in rows:
+        assert r["forward"] > 0 and r["backward"] > 0 and r["ratio"] > 0
+        assert r["tape_bytes_per_state"] == 48 * 36  # positions and velocities, float64
+    assert "| backward / forward |" in capsys.readouterr().out

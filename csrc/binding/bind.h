@@ -104,6 +104,9 @@ double *points_of(SystemObject *self, intptr_t which);
 int get_method(PyObject *obj, ms_method *out);
 PyObject *check_options_py(PyObject *mod, PyObject *args, PyObject *kw);
 PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw);
+/* method's options: its defaults, then the keyword dict kw of public option names, each
+ * checked, and the combination checked against the chosen solver's registry row */
+int method_options(ms_method method, PyObject *kw, ms_opt *opt);
 PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw);
 PyObject *methods_py(PyObject *mod, PyObject *unused);
 PyObject *defaults_py(PyObject *mod, PyObject *unused);
@@ -112,8 +115,8 @@ PyObject *model_parameters_py(PyObject *mod, PyObject *unused);
 
 /* ---------------------------------------------------------------- bind_adjoint.c */
 
-PyObject *System_adjoint_refusal(SystemObject *self, PyObject *arg);
-PyObject *System_step_vjp(SystemObject *self, PyObject *args);
+PyObject *System_adjoint_refusal(SystemObject *self, PyObject *args, PyObject *kw);
+PyObject *System_step_vjp(SystemObject *self, PyObject *args, PyObject *kw);
 
 /* ---------------------------------------------------------------- bind_hash.c */
 

@@ -4,33 +4,24 @@
 
 #include <string.h>
 
-/* the ms_method called name, or -1 with ValueError */
-static int method_named(const char *name) {
-  for (int i = 0; i < MS_NMETHOD; i++)
-    if (!strcmp(name, ms_methods[i].name)) return i;
-  PyErr_Format(PyExc_ValueError, "method: expected one of the integrator names, got '%s'", name);
-  return -1;
-}
-
-/* _adjoint_refusal(method) -> why method has no gradient on this System (a sentence), or None */
-PyObject *System_adjoint_refusal(SystemObject *self, PyObject *arg) {
-  const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
-  if (!name) {
-    if (!PyErr_Occurred())
-      PyErr_Format(PyExc_TypeError, "method: expected a str, got %.100s", Py_TYPE(arg)->tp_name);
+/* _adjoint_refusal(method, **options) -> why method with these step options has no gradient
+ * on this System (a sentence), or None */
+PyObject *System_adjoint_refusal(SystemObject *self, PyObject *args, PyObject *kw) {
+  PyObject *name;
+  ms_method method;
+  ms_opt opt;
+  if (!PyArg_ParseTuple(args, "O:_adjoint_refusal", &name) || get_method(name, &method) ||
+      method_options(method, kw, &opt) || check_ready(self) || sys_lock(self))
     return NULL;
-  }
-  int method = method_named(name);
-  if (method < 0 || check_ready(self) || sys_lock(self)) return NULL;
-  const char *why = ms_adjoint_refusal(&self->m, (ms_method)method);
+  const char *why = ms_adjoint_refusal(&self->m, method, &opt);
   sys_unlock(self);
   if (!why) Py_RETURN_NONE;
   return PyUnicode_FromString(why);
 }
 
 /* the exception of a failed step_vjp */
-static PyObject *raise_vjp(SystemObject *self, ms_status st, const ms_info *info, int method,
-                           double residual) {
+static PyObject *raise_vjp(SystemObject *self, ms_status st, const ms_info *info, ms_method method,
+                           const ms_opt *opt, double residual) {
   mod_state *ms = state_of((PyObject *)self);
   const char *name = ms_methods[method].name;
   PyObject *res = PyFloat_FromDouble(residual);
@@ -42,7 +33,7 @@ static PyObject *raise_vjp(SystemObject *self, ms_status st, const ms_info *info
     PyErr_NoMemory();
   else if (st == MS_EINPUT)
     PyErr_Format(PyExc_ValueError, "%s has no gradient here: %s", name,
-                 ms_adjoint_refusal(&self->m, (ms_method)method));
+                 ms_adjoint_refusal(&self->m, method, opt));
   else if (st == MS_ENOTPD)
     PyErr_Format(ms->NotPositiveDefiniteError,
                  "%s adjoint: the exact Hessian of g at the step's solution is singular or "
@@ -59,10 +50,11 @@ static PyObject *raise_vjp(SystemObject *self, ms_status st, const ms_info *info
   return NULL;
 }
 
-/* the adjoints of step h of method from the arrays a (x, v, x_next, v_next,
+/* the adjoints of step h of method with options opt from the arrays a (x, v, x_next, v_next,
  * external_forces, adj_x, adj_v, x_prev, v_prev; the last two NULL without a history), checked,
  * under the System's lock, as _step_vjp's tuple; NULL with an exception set */
-static PyObject *vjp_locked(SystemObject *self, int method, double h, PyArrayObject **a) {
+static PyObject *vjp_locked(SystemObject *self, ms_method method, double h, const ms_opt *opt,
+                            PyArrayObject **a) {
   int nv = self->m.nv, ns = self->m.ns, prev = a[7] != NULL;
   npy_intp dims[8][2] = {{nv, 3}, {nv, 3}, {ns, 0}, {ns, 0}, {nv, 0}, {nv, 3}, {nv, 3}, {nv, 3}};
   PyObject *out[8] = {NULL}, *result = NULL;
@@ -86,10 +78,10 @@ static PyObject *vjp_locked(SystemObject *self, int method, double h, PyArrayObj
     ms_info info;
     ms_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = ms_step_vjp(&self->m, &self->d, (ms_method)method, h, &step, p[5], p[6], &adj, &info);
+    st = ms_step_vjp(&self->m, &self->d, method, h, opt, &step, p[5], p[6], &adj, &info);
     Py_END_ALLOW_THREADS
     if (st != MS_OK)
-      raise_vjp(self, st, &info, method, adj.residual);
+      raise_vjp(self, st, &info, method, opt, adj.residual);
     else
       result =
           Py_BuildValue("(OOOOOOddOO)", out[0], out[1], out[2], out[3], out[4], out[5], adj.damping,
@@ -100,22 +92,23 @@ static PyObject *vjp_locked(SystemObject *self, int method, double h, PyArrayObj
 }
 
 /* _step_vjp(method, dt, x, v, x_next, v_next, external_forces, adj_x, adj_v, x_prev=None,
- * v_prev=None) -> (x, v, stiffness, rest_lengths, mass, external_forces, damping, residual,
- * x_prev, v_prev): the adjoints of one step of the System's model (csrc/engine/adjoint.c);
- * x_prev and v_prev, bdf2's state one step back, both or neither (then their adjoints are
- * None) */
-PyObject *System_step_vjp(SystemObject *self, PyObject *args) {
+ * v_prev=None, **options) -> (x, v, stiffness, rest_lengths, mass, external_forces, damping,
+ * residual, x_prev, v_prev): the adjoints of one step of the System's model
+ * (csrc/engine/adjoint.c) taken with the step options `options`; x_prev and v_prev, bdf2's
+ * state one step back, both or neither (then their adjoints are None) */
+PyObject *System_step_vjp(SystemObject *self, PyObject *args, PyObject *kw) {
   static const char *names[9] = {"x",     "v",     "x_next", "v_next", "external_forces",
                                  "adj_x", "adj_v", "x_prev", "v_prev"};
-  const char *name;
-  PyObject *dtobj, *obj[9] = {NULL}, *result = NULL;
+  PyObject *name, *dtobj, *obj[9] = {NULL}, *result = NULL;
+  ms_method method;
+  ms_opt opt;
   double h;
   if (check_ready(self) ||
-      !PyArg_ParseTuple(args, "sOOOOOOOO|OO:_step_vjp", &name, &dtobj, &obj[0], &obj[1], &obj[2],
-                        &obj[3], &obj[4], &obj[5], &obj[6], &obj[7], &obj[8]))
+      !PyArg_ParseTuple(args, "OOOOOOOOO|OO:_step_vjp", &name, &dtobj, &obj[0], &obj[1], &obj[2],
+                        &obj[3], &obj[4], &obj[5], &obj[6], &obj[7], &obj[8]) ||
+      get_method(name, &method) || get_real(dtobj, "dt", 0, 1, &h) ||
+      method_options(method, kw, &opt))
     return NULL;
-  int method = method_named(name);
-  if (method < 0 || get_real(dtobj, "dt", 0, 1, &h)) return NULL;
   int n = obj[7] && obj[7] != Py_None ? 9 : 7;
   if (n == 9 && (!obj[8] || obj[8] == Py_None)) {
     PyErr_SetString(PyExc_ValueError, "v_prev: expected an (n,3) array with x_prev, got None");
@@ -128,7 +121,7 @@ PyObject *System_step_vjp(SystemObject *self, PyObject *args) {
   for (int k = 0; k < n && !err; k++) err = !(a[k] = to_array(obj[k], names[k], NPY_DOUBLE));
   if (!err && !sys_lock(self)) {
     for (int k = 0; k < n && !err; k++) err = check_points(a[k], names[k], self->m.nv, 0);
-    if (!err) result = vjp_locked(self, method, h, a);
+    if (!err) result = vjp_locked(self, method, h, &opt, a);
     sys_unlock(self);
   }
   for (int k = 0; k < n; k++) Py_XDECREF(a[k]);

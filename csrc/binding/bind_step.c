@@ -382,7 +382,7 @@ static int refuse_unread(ms_method method, const ms_opt *opt, uint32_t given) {
 /* opt for a step of method with the options of the keyword dict kw (public names; NULL:
  * none), each converted and checked (get_option), the rest at the method's defaults; then an
  * option its chosen solver of g does not read, or a choice it does not offer, is refused */
-static int parse_options(ms_method method, PyObject *kw, ms_opt *opt) {
+int method_options(ms_method method, PyObject *kw, ms_opt *opt) {
   const ms_method_def *md = &ms_methods[method];
   const ms_param *by[MS_NOPT] = {0}; /* the name that set each field */
   PyObject *key, *value;
@@ -415,7 +415,7 @@ PyObject *check_options_py(PyObject *mod, PyObject *args, PyObject *kw) {
   ms_method method;
   ms_opt opt;
   if (!PyArg_ParseTuple(args, "O:check_options", &name) || get_method(name, &method) ||
-      parse_options(method, kw, &opt))
+      method_options(method, kw, &opt))
     return NULL;
   Py_RETURN_NONE;
 }
@@ -520,7 +520,7 @@ PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kw) {
   double h;
   ms_opt opt;
   if (check_ready(self) || !PyArg_ParseTuple(args, "OO|p:_step", &dtobj, &name, &history) ||
-      get_method(name, &method) || parse_options(method, kw, &opt) ||
+      get_method(name, &method) || method_options(method, kw, &opt) ||
       get_real(dtobj, "dt", 0, 1, &h))
     return NULL;
   opt.history = history;
@@ -561,7 +561,7 @@ PyObject *System_fms_kernel(SystemObject *self, PyObject *args, PyObject *kw) {
   ms_opt opt;
   double h;
   if (check_ready(self) || !PyArg_ParseTuple(args, "Osi:_fms_kernel", &dtobj, &name, &reps) ||
-      get_real(dtobj, "dt", 0, 1, &h) || parse_options(MS_FMS, kw, &opt))
+      get_real(dtobj, "dt", 0, 1, &h) || method_options(MS_FMS, kw, &opt))
     return NULL;
   for (int i = 0; i < 3; i++)
     if (!strcmp(name, parts[i])) part = i;

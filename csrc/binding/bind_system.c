@@ -444,12 +444,14 @@ static PyMethodDef System_methods[] = {
      "_fms_factorizations() -> numeric factorisations FMS has done (tests of the cache)"},
     {"_fms_kernel", (PyCFunction)(void (*)(void))System_fms_kernel, METH_VARARGS | METH_KEYWORDS,
      "_fms_kernel(dt, part, repeats, **options) -> seconds of one FMS kernel (benchmarks)"},
-    {"_step_vjp", (PyCFunction)System_step_vjp, METH_VARARGS,
+    {"_step_vjp", (PyCFunction)(void (*)(void))System_step_vjp, METH_VARARGS | METH_KEYWORDS,
      "_step_vjp(method, dt, x, v, x_next, v_next, external_forces, adj_x, adj_v, x_prev=None, "
-     "v_prev=None) -> (x, v, stiffness, rest_lengths, mass, external_forces, damping, "
+     "v_prev=None, **options) -> (x, v, stiffness, rest_lengths, mass, external_forces, damping, "
      "residual, x_prev, v_prev): the adjoints of one step; use msim.adjoint.step_vjp"},
-    {"_adjoint_refusal", (PyCFunction)System_adjoint_refusal, METH_O,
-     "_adjoint_refusal(method) -> why method has no gradient on this System, or None"},
+    {"_adjoint_refusal", (PyCFunction)(void (*)(void))System_adjoint_refusal,
+     METH_VARARGS | METH_KEYWORDS,
+     "_adjoint_refusal(method, **options) -> why method with these core options has no "
+     "gradient on this System, or None"},
     {"_stable_step", (PyCFunction)System_stable_step, METH_O,
      "_stable_step(method) -> (largest stable step [s], omega_max [rad/s]); use "
      "msim.scenes.stability_limit and omega_max"},

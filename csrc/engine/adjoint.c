@@ -41,7 +41,8 @@
  * vertex m_i: -w_i.(f_i + f_ext,i)/m_i, f_ext,i: w_i.
  *
  * Implicit Euler solved to tolerance, by any solver (the fms method is implicit Euler solved by
- * local-global iterations): x1 minimises
+ * local-global iterations; with a fixed iteration count and no tol they are unrolled instead,
+ * unroll.c, as are implicit Euler's with solver fms): x1 minimises
  * g(x) = |x - y|_M^2 / (2 h^2) + E(x), y = x0 + h vq + h^2 (g + M^-1 f_ext), so
  * G(x1, p) = M (x1 - y)/h^2 + grad E(x1) = 0 on free vertices, and v1 = (x1 - x0)/h. The
  * implicit function theorem gives dx1/dp = -A^-1 dG/dp, A = M/h^2 + H(x1) the exact Hessian
@@ -80,29 +81,31 @@
 
 /* xb -= H(x) w (and xb2 -= c2 H(x) w where xb2 is given), and each spring's k and r
  * adjoints, for the force adjoint w (nv,3): sum_s c_s (x_i - x_j).(w_i - w_j) with
- * c_s = k_s (r_s/l - 1) differentiated */
+ * c_s = k_s (r_s/l - 1) differentiated. Spring s's block of H applied to dw = w_i - w_j is
+ * k (1 - a) d (d.dw)/l^2 + k a dw, a = 1 - r/l (ms_spring_block, without building it; a
+ * spring of zero length: k dw) */
 static void springs_vjp(const ms_model *m, const double *x, const double *w, double *xb,
                         double *xb2, double c2, ms_adj_out *out) {
   for (int s = 0; s < m->ns; s++) {
     int i = m->edge[2 * s], j = m->edge[2 * s + 1];
-    double d[3], dw[3], blk[9], dot = 0;
+    double d[3], dw[3], dot = 0;
     for (int t = 0; t < 3; t++) {
       d[t] = x[3 * i + t] - x[3 * j + t];
       dw[t] = w[3 * i + t] - w[3 * j + t];
       dot += d[t] * dw[t];
     }
     double l = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]),
-           il = 1.0 / (l > MS_TINY ? l : MS_TINY);
-    out->k[s] += (m->rest[s] * il - 1.0) * dot;
-    out->rest[s] += m->k[s] * il * dot;
-    ms_spring_hessian(m, x, s, MS_SPD_NONE, blk);
-    for (int r = 0; r < 3; r++) {
-      double hw = blk[3 * r] * dw[0] + blk[3 * r + 1] * dw[1] + blk[3 * r + 2] * dw[2];
-      xb[3 * i + r] -= hw;
-      xb[3 * j + r] += hw;
+           il = 1.0 / (l > MS_TINY ? l : MS_TINY), k = m->k[s], r = m->rest[s];
+    out->k[s] += (r * il - 1.0) * dot;
+    out->rest[s] += k * il * dot;
+    double across = l > 0 ? k * (1.0 - r * il) : k, along = l > 0 ? k * r * il * il * il * dot : 0;
+    for (int t = 0; t < 3; t++) {
+      double hw = along * d[t] + across * dw[t];
+      xb[3 * i + t] -= hw;
+      xb[3 * j + t] += hw;
       if (!xb2) continue;
-      xb2[3 * i + r] -= c2 * hw;
-      xb2[3 * j + r] += c2 * hw;
+      xb2[3 * i + t] -= c2 * hw;
+      xb2[3 * j + t] += c2 * hw;
     }
   }
 }
@@ -417,14 +420,32 @@ static ms_status implicit_vjp(const ms_model *m, ms_data *d, ms_method method, d
   return MS_OK;
 }
 
-/* why method on model m has no gradient here, in a sentence; NULL when it has one */
-const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
+/* whether a step of method with options o is FMS iterations with no tol: fms, or implicit
+ * Euler with solver fms (the same iterations from the same start) */
+static int unrolls(ms_method method, const ms_opt *o) {
+  int fms = method == MS_FMS || (method == MS_IMPLICIT_EULER && o->minimizer == MS_MIN_FMS);
+  return fms && !(o->tol > 0);
+}
+
+/* FMS with no tol: its iterations unrolled (unroll.c), then vq's adjoint to v0 and damping */
+static ms_status unrolled_vjp(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                              const ms_adj_step *s, const double *ax, const double *av,
+                              ms_adj_out *out, ms_info *info) {
+  ms_status st = ms_fms_unroll_vjp(m, d, h, o, s, ax, av, out->v, out, info);
+  if (st == MS_OK) damped_vjp(m, d, out->v, exp(-m->damping * h), h, out);
+  return st;
+}
+
+/* why method on model m with options o has no gradient here, in a sentence; NULL when it
+ * has one */
+const char *ms_adjoint_refusal(const ms_model *m, ms_method method, const ms_opt *o) {
   if (m->nplane + m->nsphere > 0 && m->mu > 0)
     return "friction (a velocity impulse after the explicit steps, a lagged potential in the "
            "implicit ones) is not differentiated: set friction=0";
   if (m->self_contact)
     return "self-contact's displacement bounds are a projection, not differentiable: set "
            "self_contact=False";
+  if (o && unrolls(method, o)) return ms_unroll_refusal(m, o);
   switch (method) {
     case MS_EXPLICIT_EULER:
     case MS_SYMPLECTIC_EULER:
@@ -433,8 +454,7 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
     case MS_IMPLICIT_EULER:
     case MS_IMPLICIT_MIDPOINT:
     case MS_BDF2:
-      return NULL;
-    case MS_FMS: /* implicit Euler by local-global iterations: differentiated when solved to tol */
+    case MS_FMS: /* implicit Euler by local-global iterations: to a tol, or unrolled (unroll.c) */
       return NULL;
     case MS_XPBD:
       return "xpbd's projections are not differentiated";
@@ -449,13 +469,13 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method) {
 /* the adjoints of step h of method from (s->x, s->v) to (s->xn, s->vn), given ax = dL/dxn and
  * av = dL/dvn, into out (every array written, xp and vp by bdf2 with a history only); d's
  * scratch is used, its state untouched */
-ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
+ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
                       const ms_adj_step *s, const double *ax, const double *av, ms_adj_out *out,
                       ms_info *info) {
   memset(info, 0, sizeof(*info));
   info->option = info->vertex = info->axis = -1;
   if (method < 0 || method >= MS_NMETHOD || !(h > 0) || !isfinite(h) ||
-      ms_adjoint_refusal(m, method))
+      ms_adjoint_refusal(m, method, o))
     return MS_EINPUT;
   size_t n3 = 3 * (size_t)m->nv;
   memcpy(out->x, ax, sizeof(double) * n3);
@@ -465,6 +485,7 @@ ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
   memset(out->rest, 0, sizeof(double) * m->ns);
   out->damping = out->residual = 0;
   damped(m, d, s->v, exp(-m->damping * h));
+  if (unrolls(method, o)) return unrolled_vjp(m, d, h, o, s, ax, av, out, info);
   switch (method) {
     case MS_EXPLICIT_EULER:
     case MS_SYMPLECTIC_EULER:

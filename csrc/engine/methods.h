@@ -38,6 +38,15 @@ ms_status ms_fms_prepare(const ms_model *m, ms_data *d, double hs, const ms_opt 
 ms_status ms_fms_apply_inverse(const ms_model *m, ms_data *d, const double *r, double *z);
 void ms_fms_free(void *w);
 
+/* unroll.c: the adjoint of an FMS step with no tol (fms, or implicit Euler with solver fms),
+ * its K plain iterations reversed with the same factor: out's x, k, rest, mass and fext, and
+ * vq's adjoint into vqb ((nv,3)); out's arrays zeroed but x (= ax) on entry.
+ * ms_unroll_refusal: why it is not here, or NULL */
+const char *ms_unroll_refusal(const ms_model *m, const ms_opt *o);
+ms_status ms_fms_unroll_vjp(const ms_model *m, ms_data *d, double h, const ms_opt *o,
+                            const ms_adj_step *s, const double *ax, const double *av, double *vqb,
+                            ms_adj_out *out, ms_info *info);
+
 /* xpbd.c: extended position-based dynamics (Macklin 2016) on spring constraints */
 ms_status ms_xpbd(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
 void ms_xpbd_free(void *w);

@@ -380,8 +380,10 @@ ms_status ms_step(const ms_model *m, ms_data *d, ms_method method, double h, con
 /* adjoint.c: the vector-Jacobian product of one step (the discrete adjoint). A step took the
  * state (x, v) to (xn, vn) under the external forces fext; given the adjoints ax = dL/dxn and
  * av = dL/dvn of a loss L, ms_step_vjp writes dL/d(x, v) and dL/d(parameters) through that
- * step into out. ms_adjoint_refusal says, in a sentence, why a method or a model has no
- * gradient here (NULL: it has one); ms_step_vjp then returns MS_EINPUT. */
+ * step into out; o are the step's options (read by fms: with no tol its iterations are
+ * unrolled). ms_adjoint_refusal says, in a sentence, why a method or a model with options o
+ * (NULL: the method's defaults aside) has no gradient here (NULL: it has one); ms_step_vjp
+ * then returns MS_EINPUT. */
 typedef struct {
   const double *x, *v;   /* (nv,3) the step's start [m], [m/s] */
   const double *xn, *vn; /* (nv,3) its end, as the step produced it */
@@ -398,8 +400,8 @@ typedef struct {
   double damping;   /* dL/d(damping) [L s] */
   double residual;  /* implicit Euler: |grad g(xn)| [N], how far xn is from g's minimiser */
 } ms_adj_out;
-const char *ms_adjoint_refusal(const ms_model *m, ms_method method);
-ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h,
+const char *ms_adjoint_refusal(const ms_model *m, ms_method method, const ms_opt *o);
+ms_status ms_step_vjp(const ms_model *m, ms_data *d, ms_method method, double h, const ms_opt *o,
                       const ms_adj_step *s, const double *ax, const double *av, ms_adj_out *out,
                       ms_info *info);
 

@@ -8,8 +8,9 @@
   activation distance: twice the self-contact thickness;
 * a hanging n x n cloth with nothing touching: an FMS step (10 iterations) with and without
   self_contact, their ratio;
-* the folded cloth: a step's pairs, the vertices the bounds limited and the detections they
-  made, with the step time, for FMS and implicit Euler.
+* the folded cloth and the heap: the time per step and its self-contact phases (broad phase,
+  narrow phase, bounds: `StepInfo.timings`), the pairs and the detections per step, for FMS
+  and implicit Euler.
 """
 
 from __future__ import annotations
@@ -66,18 +67,26 @@ def hanging(n: int, repeats: int) -> None:
           f"{times['with'] / times['without']:.2f}")
 
 
-def folded(n: int) -> None:
+PHASES = ("broad_phase", "narrow_phase", "bounds")
+
+
+def scene_costs(scene: scenes.Scene, seconds: float = 1.0) -> None:
+    """A scene's steps in FMS and implicit Euler: the time per step and its self-contact phases
+    (spatial hash, exact distances, displacement bounds), pairs and detections per step."""
     for method in ("fms", "implicit_euler"):
-        sim = scenes.folded_cloth(n).initial.copy()
+        sim, dt = scene.initial.copy(), scene.dt_for(method)
         rows = []
-        for _ in range(round(1.0 / (1 / 60))):
-            info = sim.step(1 / 60, method, history=False)
-            rows.append((info.seconds, info.self_contact["pairs"], info.self_contact["limited"],
-                         info.self_contact["rounds"]))
-        seconds, pairs, limited, rounds = np.array(rows).T
-        print(f"folded {n}x{n} cloth, {method}, 1 s at 1/60: {1e3 * seconds.mean():.1f} ms/step, "
-              f"pairs {pairs.mean():.0f} (max {pairs.max():.0f}), limited vertices "
-              f"{limited.mean():.1f}, detections {rounds.mean():.2f} per step; crossings "
+        for _ in range(round(seconds / dt)):
+            if scene.before_step is not None:
+                scene.before_step(sim)
+            info = sim.step(dt, method, history=False)
+            rows.append([info.seconds, *(info.timings[p] for p in PHASES),
+                         info.self_contact["pairs"], info.self_contact["rounds"]])
+        step, broad, narrow, bounds, pairs, rounds = np.array(rows).mean(axis=0)
+        print(f"{scene.name} ({sim.n_vertices} vertices), {method}, {seconds:g} s at "
+              f"{dt:.4g} s: {1e3 * step:.1f} ms/step of which broad phase {1e3 * broad:.1f}, "
+              f"narrow phase {1e3 * narrow:.1f}, bounds {1e3 * bounds:.1f} ms; pairs "
+              f"{pairs:.0f}, detections {rounds:.2f} per step; crossings "
               f"{sim.self_intersections()}")
 
 
@@ -88,7 +97,8 @@ def main() -> None:
     args = parser.parse_args()
     detection(args.n, args.repeats)
     hanging(args.n, args.repeats)
-    folded(min(args.n, 40))
+    scene_costs(scenes.folded_cloth(min(args.n, 40)))
+    scene_costs(scenes.cloth_heap(min(args.n, 30)))
 
 
 if __name__ == "__main__":

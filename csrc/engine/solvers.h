@@ -77,6 +77,8 @@ typedef struct {
   double *x;        /* (nv,3) the iterate, updated in place */
   const double *y;  /* (nv,3) the target */
   double hs2;       /* 1/hs^2 [1/s^2] */
+  int self_contact; /* 1: G_i holds the vertex's self-contact pairs (VBD); the settled start
+                       leaves them to the solver, whose iterates they would slow */
 } ms_vertex;
 double ms_vertex_step(const ms_vertex *c, int i);
 

@@ -106,7 +106,8 @@ static void sweep_block(void *ctx, int lo, int hi) {
 
 /* one Gauss-Seidel sweep over the colours, each colour's vertices in parallel */
 static void sweep(const ms_model *m, ms_data *d, const ms_vbd_ws *w, double hs) {
-  sweep_ctx c = {.v = {.m = m, .d = d, .x = d->xn, .y = d->y, .hs2 = 1.0 / (hs * hs)}};
+  sweep_ctx c = {
+      .v = {.m = m, .d = d, .x = d->xn, .y = d->y, .hs2 = 1.0 / (hs * hs), .self_contact = 1}};
   for (int k = 0; k < w->ncolor; k++) {
     c.verts = w->order + w->cstart[k];
     ms_blocks(m, w->cstart[k + 1] - w->cstart[k], MS_VBD_BLOCK, sweep_block, &c);

@@ -25,11 +25,11 @@
 /* the shortest step tried, as a fraction of dx (a vertex's step is cheap to give up) */
 #define MS_VERTEX_MIN_STEP 0x1p-20
 
-/* G_i's contact and friction energy [J] of vertex i at p; where given, their forces added to
- * f and their stiffness to H */
+/* G_i's contact and friction energy [J] of vertex i at p (self-contact's too where c asks);
+ * where given, their forces added to f and their stiffness to H */
 static double surface(const ms_vertex *c, const double *p, int i, double *f, double *H) {
   return ms_contact_point(c->m, p, f) + ms_friction_vertex(c->m, c->d, p, i, f, H) +
-         ms_self_vertex(c->m, c->d, c->x, p, i, f, H);
+         (c->self_contact ? ms_self_vertex(c->m, c->d, c->x, p, i, f, H) : 0.0);
 }
 
 /* gradient and Hessian of G_i at the iterate (file comment) */
@@ -99,7 +99,7 @@ double ms_vertex_step(const ms_vertex *c, int i) {
   double wi = m->mass[i] * c->hs2, grad[3], H[9], dx[3];
   local_system(c, i, wi, grad, H);
   if (!ms_spd3_step(H, grad, dx)) return 0.0;
-  double cap = ms_self_vertex_cap(m, c->d, c->x, i, dx); /* as far as self-contact allows */
+  double cap = c->self_contact ? ms_self_vertex_cap(m, c->d, c->x, i, dx) : 1.0;
   for (int t = 0; t < 3; t++) dx[t] *= cap;
   double slope = ms_dot(3, grad, dx), e_surface = surface(c, c->x + 3 * i, i, NULL, NULL);
   if (!(slope < 0)) return 0.0;

@@ -179,7 +179,10 @@ class Tape:
     every step and after the last, 2 * n * 3 * 8 bytes (48 n bytes) per step for every
     supported method (velocity Verlet and RK4 recompute their stages, the implicit methods
     refactorise their Hessian), bdf2's history before the run when it had one, and a copy of
-    the System's model as the run used it."""
+    the System's model as the run used it. With checkpoint_every = k > 1 it keeps the
+    System's whole state (bdf2's history included) before every k-th step and the last state,
+    and recomputes a segment of k steps from its checkpoint when the backward pass reaches it
+    (Griewank and Walther 2008, the simplest of their checkpointing schedules)."""
 
     model: System
     method: str
@@ -188,13 +191,17 @@ class Tape:
     external_forces: np.ndarray
     record_every: int = 1
     previous: tuple[np.ndarray, np.ndarray] | None = None
+    checkpoint_every: int = 1
     positions: list[np.ndarray] = field(default_factory=list)
     velocities: list[np.ndarray] = field(default_factory=list)
     unconverged: list[int] = field(default_factory=list)
+    taken: int = 0
+    checkpoints: dict[int, dict[str, Any]] = field(default_factory=dict)
+    segment: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     @classmethod
     def start(cls, sim: System, method: str, dt: float, options: dict[str, Any],
-              record_every: int) -> Tape:
+              record_every: int, checkpoint_every: int = 1) -> Tape:
         """A tape for a run of `sim` from its current state; ValueError when the run would
         have no gradient."""
         _check(sim, method, options)
@@ -202,18 +209,47 @@ class Tape:
         previous = ((state["previous_positions"], state["previous_velocities"])
                     if method == "bdf2" and state["previous_dt"] == dt else None)
         tape = cls(sim.copy(), method, float(dt), dict(options), sim.external_forces,
-                   record_every, previous)
-        tape.positions.append(sim.positions)
-        tape.velocities.append(sim.velocities)
+                   record_every, previous, checkpoint_every)
+        tape.keep(sim)
         return tape
 
     def step(self, sim: System, converged: bool) -> None:
         """Keep the state one step took `sim` to, and whether its solver reached tol (fms
         unrolled has none to reach)."""
         if not converged and not unrolled(self.method, self.options):
-            self.unconverged.append(len(self.positions) - 1)
-        self.positions.append(sim.positions)
-        self.velocities.append(sim.velocities)
+            self.unconverged.append(self.taken)
+        self.taken += 1
+        self.keep(sim)
+
+    def keep(self, sim: System) -> None:
+        """Keep sim's state, the tape's state `taken`: all of it, or a checkpoint and the
+        latest one."""
+        if self.checkpoint_every == 1 or not self.positions:
+            self.positions.append(sim.positions)
+            self.velocities.append(sim.velocities)
+        else:
+            self.positions[-1], self.velocities[-1] = sim.positions, sim.velocities
+        if self.checkpoint_every > 1 and self.taken % self.checkpoint_every == 0:
+            self.checkpoints[self.taken] = sim.get_state()
+
+    def state(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Positions and velocities after the run's first k steps: kept, or recomputed from
+        the checkpoint before them with the rest of their segment."""
+        if self.checkpoint_every == 1:
+            return self.positions[k], self.velocities[k]
+        if k == self.taken:
+            return self.positions[-1], self.velocities[-1]
+        if k in self.checkpoints:
+            return self.checkpoints[k]["positions"], self.checkpoints[k]["velocities"]
+        if k not in self.segment:
+            start = k - k % self.checkpoint_every
+            sim = self.model.copy()
+            sim.set_state(self.checkpoints[start])
+            self.segment = {start: (sim.positions, sim.velocities)}
+            for j in range(start + 1, min(start + self.checkpoint_every, self.taken)):
+                sim.step(self.dt, self.method, history=False, **self.options)
+                self.segment[j] = (sim.positions, sim.velocities)
+        return self.segment[k]
 
     def backward(self, positions: np.ndarray | None = None,
                  velocities: np.ndarray | None = None, frames: int | None = None) -> Gradient:
@@ -223,7 +259,7 @@ class Tape:
         one the tape's steps reached)."""
         n = self.positions[0].shape[0]
         if frames is None:
-            frames = (len(self.positions) - 1) // self.record_every + 1
+            frames = self.taken // self.record_every + 1
         adj = [_frame_adjoint(a, name, frames, n) for a, name in
                ((positions, "positions"), (velocities, "velocities"))]
         if self.unconverged:
@@ -236,8 +272,8 @@ class Tape:
         total, carry = None, None
         for k in range((frames - 1) * self.record_every - 1, -1, -1):
             try:
-                g = _vjp(self.model, self.method, self.dt, self.positions[k],
-                         self.velocities[k], self.positions[k + 1], self.velocities[k + 1],
+                after, before = self.state(k + 1), self.state(k)
+                g = _vjp(self.model, self.method, self.dt, *before, *after,
                          self.external_forces, ax, av, previous=self._history(k),
                          options=self.options)
             except Error as error:
@@ -264,7 +300,7 @@ class Tape:
         """bdf2's state one step before step k (None: none, or another method)."""
         if self.method != "bdf2":
             return None
-        return self.previous if k == 0 else (self.positions[k - 1], self.velocities[k - 1])
+        return self.previous if k == 0 else self.state(k - 1)
 
 
 def _add(a: Gradient, b: Gradient) -> Gradient:

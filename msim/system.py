@@ -151,7 +151,8 @@ class System(_core.System):
     def simulate(self, steps: int, dt: float, method: str, *, record_every: int = 1,
                  progress: bool = False, on_divergence: str = "raise",
                  before_step: Callable[[System], None] | None = None,
-                 adjoint: bool = False, **options: Any) -> Trajectory:
+                 adjoint: bool = False, checkpoint_every: int = 1,
+                 **options: Any) -> Trajectory:
         """Take `steps` steps, recording positions and energies every `record_every` steps.
 
         Frame 0 is the state before the first step. on_divergence="stop" ends the run at a
@@ -192,9 +193,11 @@ class System(_core.System):
         grad g(x) = 0, whichever solver ran (backward warns with AdjointWarning about steps
         that did not reach tol); fms with no tol (or implicit_euler with solver='fms' and no
         tol) the reverse of its `iterations` plain local-global iterations (unrolled, without
-        colliders). Contact with
-        planes and
-        spheres is differentiated through its penalty energy. A method or scene without a
+        colliders). Contact with planes and spheres is differentiated through its penalty
+        energy. For long runs, checkpoint_every=k keeps only every k-th state (the System's
+        whole state, 48 n bytes, twice that in bdf2) and the last, and backward recomputes the
+        k - 1 states between two of them from the earlier one (one more forward run in all,
+        bit for bit the same steps; k states held at a time). A method or scene without a
         gradient (other methods, friction, self-contact) and a before_step script (it may
         change the model mid-run) raise ValueError naming the cause before the run starts.
         """
@@ -211,7 +214,9 @@ class System(_core.System):
         if adjoint and before_step is not None:
             raise ValueError("adjoint=True: before_step may change the model between steps, "
                              "which the backward pass does not record; run without it")
-        tape = Tape.start(self, method, dt, options, record_every) if adjoint else None
+        checkpoint_every = as_int("checkpoint_every", checkpoint_every, 1)
+        tape = (Tape.start(self, method, dt, options, record_every, checkpoint_every)
+                if adjoint else None)
         _warn_if_inside(self)
         record = _Recorder(self, method, dt, options, scripted=before_step is not None)
         bar = _progress(steps, method) if progress else None

@@ -337,3 +337,23 @@ def test_record_every_only_thins_the_frames_the_loss_sees():
     a = gradient_vector(thin.backward(positions=cx, velocities=cv))
     b = gradient_vector(full.backward(positions=fx, velocities=fv))
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+
+
+@pytest.mark.parametrize("method, options", [("symplectic_euler", {}),
+                                             ("bdf2", {"tol": 1e-9, "iterations": 50}),
+                                             ("fms", {})])
+def test_checkpointing_recomputes_the_same_steps_and_gradient(method, options):
+    # keeping every 4th state of 11 steps (and the last), backward replays each segment from
+    # its checkpoint: bit for bit the gradient of the tape that kept every state, with 4 states
+    # kept instead of 12 (bdf2's history travels in the checkpoint's state)
+    sc = scene("cloth", seed=7)
+    rng = np.random.default_rng(7)
+    dt = 0.002 if method == "symplectic_euler" else 0.02
+    runs = [sc.system().simulate(11, dt, method, record_every=2, adjoint=True,
+                                 checkpoint_every=every, **options) for every in (1, 4)]
+    cx, cv = rng.standard_normal((2, *runs[0].positions.shape))
+    full, kept = (gradient_vector(t.backward(positions=cx, velocities=cv)) for t in runs)
+    np.testing.assert_array_equal(full, kept)
+    assert len(runs[1].tape.positions) == 1 and sorted(runs[1].tape.checkpoints) == [0, 4, 8]
+    with pytest.raises(ValueError, match="checkpoint_every"):
+        sc.system().simulate(3, dt, method, adjoint=True, checkpoint_every=0, **options)

@@ -41,6 +41,8 @@
 #define MS_SC_FLOOR 1e-6
 /* a solver's step is halved at most this often to stay within the bounds, then dropped */
 #define MS_SC_HALVINGS 30
+/* an FMS iteration that raised g is halved at most this often, then undone */
+#define MS_SC_BACKTRACK 10
 
 /* the room each side of pair pr at x may close, gamma (D - delta) [m] (<= 0 within the floor),
  * and the unit normal n from its second primitive to its first */
@@ -199,9 +201,15 @@ void ms_self_keep(const ms_model *m, ms_data *d, const double *x, double hs, int
 int ms_self_rises(const ms_model *m, ms_data *d, double hs) {
   if (!ms_self_active(m, d)) return 0;
   ms_self_ws *w = d->sc;
-  double g = ms_objective(m, d, d->xn, d->y, hs);
-  if (g <= w->kept_g + MS_ROUNDING * fabs(w->kept_g)) return w->kept_g = g, 0;
-  memcpy(d->xn, w->kept, sizeof(double) * 3 * m->nv);
+  double *x = d->xn, bar = w->kept_g + MS_ROUNDING * fabs(w->kept_g);
+
+  // the iteration's step, halved until g falls (it descends: the bound touches g at x^k)
+  for (int halvings = 0; halvings <= MS_SC_BACKTRACK; halvings++) {
+    double g = ms_objective(m, d, x, d->y, hs);
+    if (g <= bar) return w->kept_g = g, 0;
+    for (int k = 0; k < 3 * m->nv; k++) x[k] = w->kept[k] + 0x1p-1 * (x[k] - w->kept[k]);
+  }
+  memcpy(x, w->kept, sizeof(double) * 3 * m->nv);
   return 1;
 }
 

@@ -95,10 +95,10 @@ void ms_self_friction_impulse(const ms_model *m, ms_data *d, double h);
  * x1 cut per vertex (FMS, and every solver's start); VBD takes the fraction of vertex i's step dx
  * from x that keeps its energy pairs apart */
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info);
-/* FMS's safeguard under self-contact, whose barrier its matrix leaves out (the right-hand
- * side carries it, so an iteration can overshoot): the iterate x before an iteration is kept
- * (g computed on the first), and an iterate d->xn that raised g is put back to it (returns 1:
- * stop) */
+/* FMS's safeguard under self-contact, whose barrier its matrix carries by a bound on its
+ * curvature at x_t that a closing gap can outgrow: the iterate x before an iteration is kept
+ * (g computed on the first), and an iterate d->xn that raised g is moved back toward it,
+ * halving the iteration's step until g falls, or put back (returns 1: stop) */
 void ms_self_keep(const ms_model *m, ms_data *d, const double *x, double hs, int first);
 int ms_self_rises(const ms_model *m, ms_data *d, double hs);
 void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p);

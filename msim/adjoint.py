@@ -52,7 +52,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _core
 from ._core import Error
 
 if TYPE_CHECKING:
@@ -97,8 +96,7 @@ class Gradient:
 
 def refusal(sim: System, method: str, **options: Any) -> str | None:
     """Why `method` with these step options has no gradient on `sim` (a sentence), or None
-    when it has one."""
-    _core.check_options(method, **options)
+    when it has one; the core checks the options as a step would."""
     return sim._adjoint_refusal(method, **options)
 
 
@@ -110,23 +108,11 @@ def unrolled(method: str, options: dict[str, Any]) -> bool:
 
 
 def _check(sim: System, method: str, options: dict[str, Any]) -> None:
-    """The step options checked, and ValueError naming the cause when a run of `method` with
-    them on `sim` has no gradient."""
-    _core.check_options(method, **options)
-    if method == "fms" and options.get("pin", "eliminate") != "eliminate":
-        raise ValueError("fms: pin='penalty' adds a penalty on the fixed vertices to g that the "
-                         "step then undoes; its gradient is not implemented: use "
-                         "pin='eliminate'")
-    why = sim._adjoint_refusal(method, **options)
+    """ValueError naming the cause when a run of `method` with these step options on `sim`
+    has no gradient (and the options' own errors)."""
+    why = refusal(sim, method, **options)
     if why is not None:
         raise ValueError(f"{method} has no gradient here: {why}")
-    if (method in IMPLICIT and not unrolled(method, options)
-            and not options.get("tol", 0.0) > 0):
-        raise ValueError(f"{method}: its gradient comes from the implicit function theorem, "
-                         "which needs each step solved to a tolerance: give tol > 0 (and "
-                         "iterations enough to reach it), or run FMS (method='fms', or "
-                         "solver='fms') for a fixed number of iterations, whose gradient "
-                         "unrolls them")
 
 
 def step_vjp(sim: System, method: str, dt: float, x: np.ndarray, v: np.ndarray,

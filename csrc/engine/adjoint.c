@@ -445,7 +445,18 @@ const char *ms_adjoint_refusal(const ms_model *m, ms_method method, const ms_opt
   if (m->self_contact)
     return "self-contact's displacement bounds are a projection, not differentiable: set "
            "self_contact=False";
+  // the implicit steps: FMS's penalty pins, then a fixed iteration count or a tol
+  int scheme = method == MS_IMPLICIT_EULER || method == MS_IMPLICIT_MIDPOINT || method == MS_BDF2;
+  int fms = method == MS_FMS || (scheme && o && o->minimizer == MS_MIN_FMS);
+  if (o && fms && o->pin != MS_PIN_ELIMINATE)
+    return "pin='penalty' adds a penalty on the fixed vertices to g that the step then "
+           "undoes; its gradient is not implemented: use pin='eliminate'";
   if (o && unrolls(method, o)) return ms_unroll_refusal(m, o);
+  if (o && (scheme || method == MS_FMS) && !(o->tol > 0))
+    return "its gradient comes from the implicit function theorem, which needs each step "
+           "solved to a tolerance: give tol > 0 (and iterations enough to reach it), or run "
+           "FMS (method='fms', or solver='fms') for a fixed number of iterations, whose "
+           "gradient unrolls them";
   switch (method) {
     case MS_EXPLICIT_EULER:
     case MS_SYMPLECTIC_EULER:

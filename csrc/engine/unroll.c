@@ -39,9 +39,6 @@ const char *ms_unroll_refusal(const ms_model *m, const ms_opt *o) {
     return "a fixed iteration count is differentiated by unrolling plain local-global "
            "iterations; chebyshev and anderson acceleration are not unrolled: set "
            "acceleration='none', or give a tol";
-  if (o->pin != MS_PIN_ELIMINATE)
-    return "pin='penalty' adds a penalty on the fixed vertices to g that the step then "
-           "undoes; its gradient is not implemented: use pin='eliminate'";
   if (m->nplane + m->nsphere > 0)
     return "a fixed iteration count is differentiated by unrolling the iterations, whose "
            "contact targets are not: give a tol (the implicit function theorem's gradient)";

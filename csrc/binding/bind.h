@@ -74,6 +74,10 @@ void fill_parameter_docs(void);
 PyArrayObject *to_array(PyObject *obj, const char *name, int typenum);
 int check_points(PyArrayObject *a, const char *name, npy_intp n, int bounded);
 PyArrayObject *get_edges(PyObject *obj, npy_intp nv);
+/* obj as an (n, k) int64 array of k distinct vertex indices in [0, nv) per row (`what` names a
+ * row in the error, `shape` the expected shape) */
+PyArrayObject *get_index_rows(PyObject *obj, const char *name, npy_intp nv, int k,
+                              const char *shape, const char *what);
 PyArrayObject *get_faces(PyObject *obj, npy_intp nv);
 int get_flag(PyObject *obj, const char *name, int *out);
 int check_self_contact(const ms_model *m);

@@ -106,11 +106,10 @@ int check_points(PyArrayObject *a, const char *name, npy_intp n, int bounded) {
              : 0;
 }
 
-/* validated (m,2) edge array: indices in [0, nv), no self-loops */
 /* obj as a validated (rows, k) array of indices into nv vertices, k distinct per row: a
  * spring's two ends (edges) or a triangle's three corners (faces) */
-static PyArrayObject *get_index_rows(PyObject *obj, const char *name, npy_intp nv, int k,
-                                     const char *shape, const char *what) {
+PyArrayObject *get_index_rows(PyObject *obj, const char *name, npy_intp nv, int k,
+                              const char *shape, const char *what) {
   PyArrayObject *a = to_array(obj, name, NPY_INT64);
   if (!a) return NULL;
   if (check_shape(a, name, 2, -1, k, shape)) goto fail;

@@ -112,29 +112,24 @@ done:
   return out;
 }
 
-/* idx as an (n, k) array of vertex indices in [0, nv), k in 1..3, converted to C int */
+/* idx as an (n, k) array of distinct vertex indices in [0, nv) per row, k in 1..3, converted
+ * to C int */
 static PyArrayObject *get_indices(PyObject *obj, npy_intp nv) {
   PyArrayObject *a = to_array(obj, "idx", NPY_INT64);
   if (!a) return NULL;
-  if (PyArray_NDIM(a) != 2 || PyArray_DIM(a, 1) < 1 || PyArray_DIM(a, 1) > 3 ||
-      PyArray_DIM(a, 0) > INT_MAX) {
+  int k = PyArray_NDIM(a) == 2 ? (int)PyArray_DIM(a, 1) : 0;
+  PyArrayObject *rows = k >= 1 && k <= 3 && PyArray_DIM(a, 0) <= INT_MAX
+                            ? get_index_rows((PyObject *)a, "idx", nv, k, "(n, k)", "primitive")
+                            : NULL;
+  if (!rows && !PyErr_Occurred())
     PyErr_SetString(PyExc_ValueError,
                     "idx: expected an array of shape (n, k), k in 1..3 (points, edges, "
                     "triangles)");
-    Py_DECREF(a);
-    return NULL;
-  }
-  const int64_t *v = PyArray_DATA(a);
-  for (npy_intp i = 0; i < PyArray_SIZE(a); i++)
-    if (v[i] < 0 || v[i] >= nv) {
-      PyErr_Format(PyExc_ValueError, "idx: expected vertex indices in [0, %zd), got %lld",
-                   (Py_ssize_t)nv, (long long)v[i]);
-      Py_DECREF(a);
-      return NULL;
-    }
-  PyArrayObject *ints = (PyArrayObject *)PyArray_FROM_OTF((PyObject *)a, NPY_INT,
-                                                          NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
   Py_DECREF(a);
+  if (!rows) return NULL;
+  PyArrayObject *ints = (PyArrayObject *)PyArray_FROM_OTF((PyObject *)rows, NPY_INT,
+                                                          NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+  Py_DECREF(rows);
   return ints;
 }
 

@@ -192,11 +192,11 @@ static ms_status factor(fms_ctx *c, ms_info *info) {
  * under self-contact an iteration that still raises g is undone and ends the iterations */
 static void contact_set(fms_ctx *c) {
   const ms_model *m = c->m;
-  const ms_data *d = c->d;
-  const double *x = d->x, *y = d->y;
+  ms_data *d = c->d;
+  const double *x = d->x, *y = d->y, *ks = ms_self_stiffness(m, d, x);
   for (int v = 0; v < m->nv; v++) {
     char t = !m->fixed[v] && m->kc > 0 && ms_contact_path(m, x + 3 * v, y + 3 * v);
-    double need = (t ? ms_friction_stiffness(m, d, v) : 0.0) + ms_self_stiffness(m, d, x, v);
+    double need = (t ? ms_friction_stiffness(m, d, v) : 0.0) + (ks ? ks[v] : 0.0);
     double *kf = c->w->kf + v;
     if (t != c->w->touch[v]) c->w->touch[v] = t, c->w->rev = 0;
     if (need > *kf || need < 0.5 * *kf) *kf = need > m->kc ? 1.25 * need : need, c->w->rev = 0;

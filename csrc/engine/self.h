@@ -50,6 +50,7 @@ struct ms_self_ws {
   double fh;            /* the scheme's step h' [s] */
   double *kept;         /* (nv,3) bounds.c: a solver's last iterate that lowered g */
   double kept_g;        /* g there [J] */
+  double *stiff;        /* (nv) ms_self_stiffness: each vertex's bound on its pairs' curvature */
   double t_broad, t_narrow, t_bounds; /* seconds this step in the phases of ms_info */
   int active;                         /* the pairs belong to the step under way */
 };
@@ -74,7 +75,7 @@ double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, cons
                       double *f, double *H);
 void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd spd, double *blk);
 void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance);
-double ms_self_stiffness(const ms_model *m, const ms_data *d, const double *x, int i);
+const double *ms_self_stiffness(const ms_model *m, ms_data *d, const double *x);
 
 /* selffriction.c: the pairs' friction at the step's start (after detection), the scheme's
  * anchor and step that make it a lagged potential, pair p's stick stiffness 2 w / eps [N/m]

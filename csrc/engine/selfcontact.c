@@ -26,7 +26,7 @@ void ms_self_free(void *ws) {
   ms_hash_free(w->hash);
   free(w->plo), free(w->phi), free(w->elo), free(w->ehi), free(w->flo), free(w->fhi);
   free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale);
-  free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept);
+  free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept), free(w->stiff);
   free(w);
 }
 
@@ -41,11 +41,13 @@ static ms_self_ws *workspace_new(const ms_model *m) {
   w->nearest = ms_alloc(n, sizeof(double)), w->blk = ms_alloc(9 * n, sizeof(double));
   w->target = ms_alloc(3 * n, sizeof(double)), w->dev = ms_alloc(3 * n, sizeof(double));
   w->scale = ms_alloc(n, sizeof(double)), w->kept = ms_alloc(3 * n, sizeof(double));
+  w->stiff = ms_alloc(n, sizeof(double));
   w->vstart = ms_alloc(n + 1, sizeof(int));
   w->pair = ms_alloc(1, sizeof(ms_sc_pair)), w->vpair = ms_alloc(4, sizeof(int));
   w->cap = 1;
   if (!w->plo || !w->phi || !w->elo || !w->ehi || !w->flo || !w->fhi || !w->nearest || !w->blk ||
-      !w->target || !w->dev || !w->scale || !w->kept || !w->vstart || !w->pair || !w->vpair) {
+      !w->target || !w->dev || !w->scale || !w->kept || !w->stiff || !w->vstart || !w->pair ||
+      !w->vpair) {
     ms_self_free(w);
     return NULL;
   }
@@ -446,23 +448,26 @@ void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd
   }
 }
 
-/* vertex i's diagonal bound on its pairs' curvature at x [N/m] (FMS's matrix): by
+/* each vertex's diagonal bound on its pairs' curvature at x [N/m] (FMS's matrix; NULL without
+ * self-contact), one pass over the pairs: by
  * Cauchy-Schwarz (sum_k c_k u_k)^2 <= 2 sum_k |c_k| u_k^2 (the weights' magnitudes sum to 2), so
  * a pair whose energy curves by b'' along its closest points' gap (and its friction by its
  * stick stiffness across it) is bounded by 2 |c_k| times that on each vertex */
-double ms_self_stiffness(const ms_model *m, const ms_data *d, const double *x, int i) {
-  if (!ms_self_active(m, d)) return 0.0;
-  const ms_self_ws *w = d->sc;
-  double sum = 0, q[12], n[3], c[4], e1, e2;
-  for (int k = w->vstart[i]; k < w->vstart[i + 1]; k++) {
-    const ms_sc_pair *pr = w->pair + w->vpair[k];
+const double *ms_self_stiffness(const ms_model *m, ms_data *d, const double *x) {
+  if (!ms_self_active(m, d)) return NULL;
+  ms_self_ws *w = d->sc;
+  double q[12], n[3], c[4], e1, e2;
+  memset(w->stiff, 0, sizeof(double) * m->nv);
+  for (int p = 0; p < w->npair; p++) {
+    const ms_sc_pair *pr = w->pair + p;
+    if (pr->ring) continue;
     ms_self_gather(pr, x, q);
     double dist = ms_pair_closest(pr->kind, q, n, c);
     ms_barrier(dist, m->sc_thickness, m->sc_stiffness, &e1, &e2);
-    for (int s = 0; s < 4; s++)
-      if (pr->v[s] == i) sum += 2 * fabs(c[s]) * (e2 + ms_self_friction_stick(m, d, w->vpair[k]));
+    double curve = e2 + ms_self_friction_stick(m, d, p);
+    for (int k = 0; k < 4; k++) w->stiff[pr->v[k]] += 2 * fabs(c[k]) * curve;
   }
-  return sum;
+  return w->stiff;
 }
 
 /* XPBD: each pair closer than the thickness projected back to it, C = d - dhat with

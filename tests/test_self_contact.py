@@ -113,8 +113,12 @@ def test_step_info_reports_pairs_gap_and_limited_vertices():
     # which cut inside its half-cylinder
     assert 0.005 < info.self_contact["gap"] <= 0.01 + 1e-12
     assert info.self_contact["rounds"] >= 1
+    # its phases are parts of the step's time, each spent (pairs were found and bounded)
+    phases = [info.timings[p] for p in ("broad_phase", "narrow_phase", "bounds")]
+    assert all(t > 0 for t in phases) and sum(phases) <= info.seconds
     plain = scenes.folded_cloth(n=12, self_contact=False).initial.step(1 / 60, "fms")
     assert plain.self_contact == {}
+    assert plain.timings["broad_phase"] == plain.timings["bounds"] == 0
 
 
 def test_energy_has_a_self_contact_term_whose_forces_are_its_gradient():

@@ -33,6 +33,7 @@
  * crossing of one of its edges. A triangle of collinear vertices is its longest edge.
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "distance.h"
@@ -69,13 +70,27 @@ static int axis_max(const double *v) {
   return fabs(v[2]) > fabs(v[k]) ? 2 : k;
 }
 
+/* y[i] = x[i] 2^k for n values, as ldexp gives them: one product by the power of two (exact,
+ * or rounded once where it underflows) when 2^k is a normal double, else ldexp itself */
+static void times_pow2(const double *x, int n, int k, double *y) {
+  if (k < -1022 || k > 1023) {
+    for (int i = 0; i < n; i++) y[i] = ldexp(x[i], k);
+    return;
+  }
+  union {
+    uint64_t bits;
+    double value;
+  } f = {(uint64_t)(k + 1023) << 52};
+  for (int i = 0; i < n; i++) y[i] = x[i] * f.value;
+}
+
 /* xs = x 2^-e (exact), e the exponent of x's largest magnitude; returns e */
 static int normalise(const double *x, int n, double *xs) {
   double big = 0;
   int e = 0;
   for (int i = 0; i < n; i++) big = fmax(big, fabs(x[i]));
   if (big > 0 && isfinite(big)) frexp(big, &e);
-  for (int i = 0; i < n; i++) xs[i] = ldexp(x[i], -e);
+  times_pow2(x, n, -e, xs);
   return e;
 }
 
@@ -359,8 +374,9 @@ double ms_pair_dist2(ms_pair_kind kind, const double x[12], double grad[12], dou
   feature ft = kind == MS_PAIR_PT ? pt_closest(xs) : ee_closest(xs);
   double d2 = eval(xs, &ft, grad, hess);
   // d2 scales as x^2, its gradient as x, its Hessian not at all
-  for (int i = 0; grad && i < 12; i++) grad[i] = ldexp(grad[i], e);
-  return ldexp(d2, 2 * e);
+  if (grad) times_pow2(grad, 12, e, grad);
+  times_pow2(&d2, 1, 2 * e, &d2);
+  return d2;
 }
 
 /* ---------------------------------------------------------------- segment-triangle */

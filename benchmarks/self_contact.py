@@ -9,7 +9,7 @@
 * a hanging n x n cloth with nothing touching: an FMS step (10 iterations) with and without
   self_contact, their ratio;
 * the folded cloth and the heap: the time per step and its self-contact phases (broad phase,
-  narrow phase, bounds: `StepInfo.timings`), the pairs and the detections per step, for FMS
+  narrow phase, bounds: `StepInfo.timings`), the pairs and the bounds' rounds per step, for FMS
   and implicit Euler.
 """
 
@@ -72,7 +72,7 @@ PHASES = ("broad_phase", "narrow_phase", "bounds")
 
 def scene_costs(scene: scenes.Scene, seconds: float = 1.0) -> None:
     """A scene's steps in FMS and implicit Euler: the time per step and its self-contact phases
-    (spatial hash, exact distances, displacement bounds), pairs and detections per step."""
+    (spatial hash, exact distances, displacement bounds), pairs and the bounds' rounds per step."""
     for method in ("fms", "implicit_euler"):
         sim, dt = scene.initial.copy(), scene.dt_for(method)
         rows = []
@@ -86,7 +86,7 @@ def scene_costs(scene: scenes.Scene, seconds: float = 1.0) -> None:
         print(f"{scene.name} ({sim.n_vertices} vertices), {method}, {seconds:g} s at "
               f"{dt:.4g} s: {1e3 * step:.1f} ms/step of which broad phase {1e3 * broad:.1f}, "
               f"narrow phase {1e3 * narrow:.1f}, bounds {1e3 * bounds:.1f} ms; pairs "
-              f"{pairs:.0f}, detections {rounds:.2f} per step; crossings "
+              f"{pairs:.0f}, rounds of bounds {rounds:.2f} per step; crossings "
               f"{sim.self_intersections()}")
 
 

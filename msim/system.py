@@ -30,8 +30,10 @@ class StepInfo:
     that carry the contact energy (pairs within self_contact_ring are left out); "gap", the
     smallest distance there between primitives that share no vertex, ring pairs included (the
     bounds keep those apart too) [m], capped at twice the thickness; "limited", the vertices
-    the bounds stopped short of where the method put them; "rounds", the detections the
-    bounds made after the step.
+    the bounds stopped short of where the method put them; "rounds", the passes the bounds
+    made over the step's end (the first by the pairs of the step's start, or by the pairs
+    the vertices' paths sweep past when some vertex moved farther than the radius allows;
+    each later one sweeps again from where the last left the limited vertices).
 
     implicit_euler, implicit_midpoint, bdf2 (their g has the effective step h/2 and 2h/3, and
     implicit_midpoint's unknown is the midpoint (x_t + x_{t+h})/2): entry 0 is the start point

@@ -106,7 +106,16 @@ def test_the_twist_never_crosses_itself(method):
     assert_no_crossing(scene, sim, worst, frames)
 
 
-@pytest.mark.parametrize("method", METHODS)
+LINEARISED_STACK = pytest.mark.xfail(
+    strict=True, raises=msim.NotPositiveDefiniteError,
+    reason="the linearised step solves the barrier's tangent at x_t, zero while the layers are "
+           "a thickness apart: landing on the sphere (0.18 s) they close deep into the barrier, "
+           "the energy rises from 12.7 J to over 1,000 J and by 0.28 s pairs 4e-8 m apart make "
+           "its matrix too ill-conditioned to factor, spd='clamp' or not")
+
+
+@pytest.mark.parametrize("method", [pytest.param(m, marks=LINEARISED_STACK)
+                                    if m == "linearized_implicit" else m for m in METHODS])
 def test_the_stack_never_crosses_itself(method):
     scene = scenes.cloth_stack(**STACK)
     sim, worst, frames = run_counting(scene, method, seconds_for(method, 0.3))

@@ -5,14 +5,19 @@
  * are separated by the plane normal to n = (a* - b*)/D: n.(y - a*) >= 0 on A and
  * n.(z - b*) <= 0 on B. Move their vertices along straight paths x + t dx (t in [0, 1]); a
  * point of a primitive moves by a convex combination of its vertices' displacements, so with
- * c_A = max(0, max over A's vertices of -n.dx_a) and c_B = max(0, max over B's of n.dx_b),
+ * c_A = max over A's vertices of -n.dx_a and c_B = max over B's of n.dx_b (signed),
  *
  *   c_A + c_B <= 2 gamma (D - delta)
  *
  * keeps every point pair at n.(y - z) >= (1 - 2 gamma) D + 2 gamma delta > 0 on the whole
- * path: they never meet, not even between steps, while moving apart (or sideways) is free.
- * Pairs farther than r apart need no normal: |dx_i - u| <= gamma (r - delta) for one common
- * translation u keeps them apart too. Each vertex keeps the largest fraction s_i of its
+ * path: they never meet, not even between steps, while moving apart (or sideways) is free,
+ * and so is moving together: one translation of both primitives leaves c_A + c_B as it was,
+ * as for neighbours in a falling cloth.
+ * Pairs farther than r apart need no plane while |dx_i - u| <= gamma (r - delta) for one common
+ * translation u of all vertices; when some vertex moves farther, the pairs whose primitives'
+ * boxes swept along the paths come within r take their planes too (no other pair comes
+ * within r on the way), so a cloth that swings or sags far in one step moves as the method
+ * moves it unless some pair closes. Each vertex keeps the largest fraction s_i of its
  * displacement that meets all its pairs' conditions (each holds at s_i = 0), a pair that must
  * be cut sharing its room between its sides in proportion to their closings, as Offset
  * Geometric Contact's per-vertex bounds (Chen et al. 2025) do, here per pair direction so that
@@ -23,9 +28,9 @@
  * L-BFGS step p is cut to the largest fraction all pairs allow before its line search, so the
  * line search sees the barrier rise instead of stepping over it; FMS and VBD iterates are cut
  * per vertex. After a method's step, the displacement from x_t to its result is limited over
- * all pairs within r (ring pairs too) detected at x_t; where a vertex was limited, the pairs
- * are detected again at the new positions and the rest of the way is limited again, up to
- * MS_SC_ROUNDS detections. A limited vertex ends where the bounds let it and moves on with
+ * all pairs within r (ring pairs too) detected at x_t, or swept; where a vertex was limited,
+ * the pairs are swept again from the new positions and the rest of the way is limited again,
+ * up to MS_SC_ROUNDS rounds. A limited vertex ends where the bounds let it and moves on with
  * v = (x - x_t)/h, as a collision response that removes the approach speed.
  */
 #include <math.h>
@@ -60,32 +65,73 @@ static double closing(const ms_sc_pair *pr, int k, const double n[3], const doub
   return k < (pr->kind == MS_PAIR_PT ? 1 : 2) ? -c : c;
 }
 
+/* a lower bound on pair pr's distance at x: the gap between its primitives' boxes [m] */
+static double box_gap(const ms_sc_pair *pr, const double *x) {
+  int na = pr->kind == MS_PAIR_PT ? 1 : 2;
+  double g2 = 0;
+  for (int t = 0; t < 3; t++) {
+    double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+    for (int k = 0; k < 4; k++) {
+      double c = x[3 * pr->v[k] + t];
+      lo[k >= na] = fmin(lo[k >= na], c), hi[k >= na] = fmax(hi[k >= na], c);
+    }
+    double g = fmax(0.0, fmax(lo[1] - hi[0], lo[0] - hi[1]));
+    g2 += g * g;
+  }
+  return sqrt(g2);
+}
+
+/* the largest move of a vertex of pair pr's first primitive relative to one of its second,
+ * each vertex v moved by scale[v] dx[v] [m] */
+static double relative_move(const ms_sc_pair *pr, const double *dx, const double *scale) {
+  int na = pr->kind == MS_PAIR_PT ? 1 : 2;
+  double most = 0;
+  for (int a = 0; a < na; a++)
+    for (int b = na; b < 4; b++) {
+      const double *ea = dx + 3 * pr->v[a], *eb = dx + 3 * pr->v[b];
+      double sa = scale[pr->v[a]], sb = scale[pr->v[b]], r2 = 0;
+      for (int t = 0; t < 3; t++) r2 += (sb * eb[t] - sa * ea[t]) * (sb * eb[t] - sa * ea[t]);
+      most = fmax(most, r2);
+    }
+  return sqrt(most);
+}
+
 /* scale[v] lowered so that x + scale[v] dx[v] keeps each of w's pairs (ring pairs when all)
- * separated by the plane between its closest points: the two sides' largest closings c_A,
- * c_B may sum to 2 room; a pair that needs cutting shares it in proportion to them, or
- * equally where a fixed vertex (which no scale moves) takes part; a pair within the floor
- * may only separate */
-static void pair_scales(const ms_model *m, const ms_self_ws *w, const double *x, const double *dx,
-                        int all, double *scale) {
+ * separated by the plane between its closest points: the two sides' largest signed closings
+ * c_A, c_B at the scales so far may sum to 2 room. A pair that needs cutting is cut on its
+ * closings' positive parts, which no later cut of a vertex can raise (a signed sum can rise
+ * when a vertex moving away is cut by another pair: hence the passes), sharing the room in
+ * proportion to them, or equally where a fixed vertex (which no scale moves) takes part; a
+ * pair within the floor may only separate. Returns how many scales it lowered: a pass that
+ * lowers none leaves every pair's signed sum within its room (a pair once cut stays so) */
+static int pair_scales(const ms_model *m, const ms_self_ws *w, const double *x, const double *dx,
+                       int all, double *scale) {
+  int cuts = 0;
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
     if (pr->ring && !all) continue;
-    double n[3], c[4], side[2] = {0, 0}, room = fmax(pair_plane(m, pr, x, n), 0.0);
+    // c_A + c_B <= the largest relative move: within the room the boxes' gap leaves it holds
+    double slack = MS_SC_GAMMA * (box_gap(pr, x) - MS_SC_FLOOR * m->sc_thickness);
+    if (relative_move(pr, dx, scale) <= 2 * slack) continue;
+    double n[3], c[4], side[2] = {0, 0}, now[2] = {-INFINITY, -INFINITY},
+                       room = fmax(pair_plane(m, pr, x, n), 0.0);
     int na = pr->kind == MS_PAIR_PT ? 1 : 2, fixed = 0;
     for (int k = 0; k < 4; k++) {
       c[k] = closing(pr, k, n, dx + 3 * pr->v[k]);
+      now[k >= na] = fmax(now[k >= na], c[k] * scale[pr->v[k]]);
       side[k >= na] = fmax(side[k >= na], c[k]);
       fixed |= m->fixed[pr->v[k]];
     }
-    double total = side[0] + side[1];
-    if (total <= 2 * room) continue;
-    double share[2] = {room, room};
+    if (now[0] + now[1] <= 2 * room) continue;
+    double total = side[0] + side[1], share[2] = {room, room};
     if (!fixed) share[0] = 2 * room * side[0] / total, share[1] = 2 * room - share[0];
     for (int k = 0; k < 4; k++) {
       int v = pr->v[k];
-      if (c[k] > 0 && share[k >= na] < c[k] * scale[v]) scale[v] = share[k >= na] / c[k];
+      double s = c[k] > 0 ? share[k >= na] / c[k] : 1.0;
+      if (s < scale[v]) scale[v] = s, cuts++;
     }
   }
+  return cuts;
 }
 
 double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, int i,
@@ -121,30 +167,50 @@ static void translation(const ms_model *m, const double *x, const double *target
   for (int t = 0; t < 3; t++) u[t] = len > cap ? u[t] / n * cap / len : n ? u[t] / n : 0.0;
 }
 
-/* one round's cut from x toward target: the common translation u, each vertex's deviation
- * (w->dev) and the fraction of it the pairs within r detected at x and (when far) the radius r
- * allow (w->scale); returns how many free vertices are cut */
-static int round_scales(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
-                        int far, double u[3]) {
-  double *dev = w->dev, *scale = w->scale,
-         reach = far ? MS_SC_GAMMA * (ms_self_radius(m) - MS_SC_FLOOR * m->sc_thickness) : INFINITY;
-  int n = 0;
-  translation(m, x, target, w->nearest, u);
+/* how a round finds the pairs that bound it: a solver's iterate by the step's pairs (within r
+ * of x_t); the step's end from x_t by them too when no deviation from the common translation
+ * reaches beyond r, else by a sweep along the deviations (a translation brings no pair
+ * closer); a later round by a sweep along its whole displacement (no translation) */
+typedef enum { MS_SC_ITERATE, MS_SC_FIRST, MS_SC_AGAIN } ms_sc_round;
 
-  // the deviations, each cut to the radius (a vertex in no triangle goes free)
+/* the common translation u (0 unless translate) and each vertex's deviation w->dev from x
+ * toward target; 1 when every deviation stays within reach of the radius (pairs farther than
+ * r cannot then meet) */
+static int deviations(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
+                      int translate, double u[3]) {
+  double room = MS_SC_GAMMA * (ms_self_radius(m) - MS_SC_FLOOR * m->sc_thickness), *dev = w->dev;
+  int inside = 1;
+  if (translate)
+    translation(m, x, target, w->nearest, u);
+  else
+    u[0] = u[1] = u[2] = 0;
   for (int i = 0; i < m->nv; i++) {
     double len = 0;
     for (int t = 0; t < 3; t++) {
       dev[3 * i + t] = m->fixed[i] ? -u[t] : target[3 * i + t] - x[3 * i + t] - u[t];
       len += dev[3 * i + t] * dev[3 * i + t];
     }
-    scale[i] = isinf(w->nearest[i]) || len <= reach * reach ? 1.0 : reach / sqrt(len);
+    inside &= isinf(w->nearest[i]) || len <= room * room;
   }
+  return inside;
+}
 
-  // and to every close pair's plane
-  pair_scales(m, w, x, dev, 1, scale);
-  for (int i = 0; i < m->nv; i++) n += scale[i] < 1.0 && !m->fixed[i];
-  return n;
+/* one round's cut from x toward target: the common translation u, each vertex's deviation
+ * (w->dev) and the fraction of it the round's pairs allow (w->scale); *cut counts the free
+ * vertices cut */
+static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, const double *target,
+                              ms_sc_round kind, double u[3], int *cut) {
+  ms_self_ws *w = d->sc;
+  int inside = deviations(m, w, x, target, kind != MS_SC_AGAIN, u);
+  if (kind == MS_SC_AGAIN || (kind == MS_SC_FIRST && !inside)) {
+    ms_status st = ms_self_sweep(m, d, x, w->dev);
+    if (st != MS_OK) return st;
+  }
+  for (int i = 0; i < m->nv; i++) w->scale[i] = 1.0;
+  while (pair_scales(m, w, x, w->dev, 1, w->scale)) continue;
+  *cut = 0;
+  for (int i = 0; i < m->nv; i++) *cut += w->scale[i] < 1.0 && !m->fixed[i];
+  return MS_OK;
 }
 
 /* out = x + u + scale dev for the free vertices of round_scales's last round from x toward
@@ -159,14 +225,16 @@ static void apply(const ms_model *m, const ms_self_ws *w, const double *x, const
 }
 
 /* w->target = the step's end x_t + reach (x + alpha p - x_t) that the iterate x + alpha p
- * gives (p may be NULL); returns how many vertices the pairs of x_t cut there (the radius is
- * left to the step's end, whose later rounds detect again) */
+ * gives (p may be NULL); returns how many vertices the pairs of x_t cut there (pairs farther
+ * apart are left to the step's end) */
 static int end_cut(const ms_model *m, ms_data *d, const double *x, const double *p, double alpha,
                    double u[3]) {
   ms_self_ws *w = d->sc;
+  int cut;
   for (int k = 0; k < 3 * m->nv; k++)
     w->target[k] = d->x[k] + w->reach * (x[k] + (p ? alpha * p[k] : 0.0) - d->x[k]);
-  return round_scales(m, w, d->x, w->target, 0, u);
+  round_scales(m, d, d->x, w->target, MS_SC_ITERATE, u, &cut); /* finds no pairs: cannot fail */
+  return cut;
 }
 
 void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p) {
@@ -221,16 +289,15 @@ ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info) 
   memcpy(target, d->xn, bytes);
   memcpy(x, d->x, bytes);
 
-  // the pairs of x_t came with the step; later rounds detect their own
-  int left = round_scales(m, w, x, target, 1, u);
-  apply(m, w, x, target, u, x);
-  info->rounds = 1;
-  for (; left && info->rounds < MS_SC_ROUNDS; info->rounds++) {
-    ms_status st = ms_self_detect(m, d, x, ms_self_radius(m));
-    if (st != MS_OK) return st;
-    left = round_scales(m, w, x, target, 1, u);
+  // the pairs of x_t came with the step; later rounds sweep from their own start
+  int left;
+  ms_status st = round_scales(m, d, x, target, MS_SC_FIRST, u, &left);
+  for (info->rounds = 1; st == MS_OK; info->rounds++) {
     apply(m, w, x, target, u, x);
+    if (!left || info->rounds == MS_SC_ROUNDS) break;
+    st = round_scales(m, d, x, target, MS_SC_AGAIN, u, &left);
   }
+  if (st != MS_OK) return st;
 
   // vertices short of the method's positions move on with the speed of their displacement
   for (int i = 0; i < m->nv; i++) {

@@ -337,14 +337,15 @@ ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, i
   return MS_OK;
 }
 
-void ms_hash_boxes(const double *x, const int *idx, int n, int k, double r, double *lo,
-                   double *hi) {
+void ms_hash_boxes(const double *x, const double *dx, const int *idx, int n, int k, double r,
+                   double *lo, double *hi) {
   for (int p = 0; p < n; p++)
     for (int t = 0; t < 3; t++) {
-      double a = x[3 * (size_t)idx[k * (size_t)p] + t], b = a;
-      for (int v = 1; v < k; v++) {
-        double y = x[3 * (size_t)idx[k * (size_t)p + v] + t];
-        a = y < a ? y : a, b = y > b ? y : b;
+      double a = INFINITY, b = -INFINITY;
+      for (int v = 0; v < k; v++) {
+        size_t i = 3 * (size_t)idx[k * (size_t)p + v] + t;
+        double c = x[i], e = dx ? c + dx[i] : c;
+        a = fmin(a, fmin(c, e)), b = fmax(b, fmax(c, e));
       }
       lo[3 * (size_t)p + t] = a - r, hi[3 * (size_t)p + t] = b + r;
     }

@@ -23,6 +23,9 @@ ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, i
                            const double *blo, const double *bhi, int nb, int same, double cell,
                            const int **pairs, int *npair);
 /* the bounding boxes lo, hi (3 n each) of n primitives of k vertices each (k = 1 points,
- * 2 edges, 3 triangles; idx (n, k) vertex indices into x (nv,3)), inflated by r >= 0 */
-void ms_hash_boxes(const double *x, const int *idx, int n, int k, double r, double *lo, double *hi);
+ * 2 edges, 3 triangles; idx (n, k) vertex indices into x (nv,3)), inflated by r >= 0; when dx
+ * (nv,3) is given, each box holds the primitive at x + dx too, and so every point of it on the
+ * straight paths of its vertices from x to x + dx */
+void ms_hash_boxes(const double *x, const double *dx, const int *idx, int n, int k, double r,
+                   double *lo, double *hi);
 #endif

@@ -111,6 +111,11 @@ double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, 
  * flagged) and each vertex's distance to the nearest primitive not sharing a vertex with it
  * (capped at r; INFINITY for a vertex in no triangle) */
 ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r);
+/* the pairs a move from x by dx (nv,3) must keep apart: every pair that shares no vertex and
+ * whose primitives' boxes swept along the straight paths come within the detection radius r
+ * (inflated as detection's), kept whatever their distance at x; the vertices' nearest and
+ * the gap stay those of the last detection */
+ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const double *dx);
 double ms_self_radius(const ms_model *m);
 void ms_self_gather(const ms_sc_pair *p, const double *x, double q[12]);
 

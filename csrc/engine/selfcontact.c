@@ -202,18 +202,21 @@ double ms_self_radius(const ms_model *m) {
   return 2.0 * m->sc_thickness;
 }
 
-/* a candidate pair at x: its distance lowers its vertices' nearest; a pair within r is kept,
- * flagged when within the ring */
+/* a candidate pair at x, flagged when within the ring: within r (detection) its distance
+ * lowers its vertices' nearest and it is kept when within r; a sweep (sweep = 1) keeps it
+ * unmeasured */
 static ms_status candidate(const ms_model *m, ms_self_ws *w, const double *x, ms_sc_pair p,
-                           double r) {
+                           double r, int sweep) {
   int na = p.kind == MS_PAIR_PT ? 1 : 2;
   if (shares_vertex(p.v, na, 4)) return MS_OK;
-  double q[12];
-  ms_self_gather(&p, x, q);
-  double dist = sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
-  if (!(dist < r)) return MS_OK;
-  for (int k = 0; k < 4; k++) w->nearest[p.v[k]] = fmin(w->nearest[p.v[k]], dist);
-  w->gap = fmin(w->gap, dist);
+  if (!sweep) {
+    double q[12];
+    ms_self_gather(&p, x, q);
+    double dist = sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
+    if (!(dist < r)) return MS_OK;
+    for (int k = 0; k < 4; k++) w->nearest[p.v[k]] = fmin(w->nearest[p.v[k]], dist);
+    w->gap = fmin(w->gap, dist);
+  }
   p.ring = near_in_mesh(m, p.v, na);
   ms_status st = reserve(w, w->npair + 1);
   if (st == MS_OK) w->pair[w->npair++] = p, w->nring += p.ring;
@@ -234,9 +237,13 @@ static void vertex_pairs(const ms_model *m, ms_self_ws *w) {
   start[0] = 0;
 }
 
-/* point boxes inflated by r */
-static void point_boxes(const ms_model *m, const double *x, double r, double *lo, double *hi) {
-  for (int k = 0; k < 3 * m->nv; k++) lo[k] = x[k] - r, hi[k] = x[k] + r;
+/* the vertices' boxes inflated by r, at x or (dx given) over their paths from x to x + dx */
+static void point_boxes(const ms_model *m, const double *x, const double *dx, double r, double *lo,
+                        double *hi) {
+  for (int k = 0; k < 3 * m->nv; k++) {
+    double e = dx ? x[k] + dx[k] : x[k];
+    lo[k] = fmin(x[k], e) - r, hi[k] = fmax(x[k], e) + r;
+  }
 }
 
 /* the mean length of the triangles' edges at x [m]; 0 without triangles */
@@ -256,6 +263,16 @@ static double cell_size(const ms_model *m, const double *x, double r) {
   return c > 0 && isfinite(c) ? c : 1.0;
 }
 
+/* the mean length of the moves dx (nv,3) of the triangles' vertices [m] */
+static double mean_move(const ms_model *m, const double *dx) {
+  double sum = 0;
+  for (int k = 0; k < 3 * m->nf; k++) {
+    const double *e = dx + 3 * m->face[k];
+    sum += sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+  }
+  return m->nf ? sum / (3 * m->nf) : 0.0;
+}
+
 /* the seconds since *t, which becomes now */
 static double lap(double *t) {
   double now = ms_clock(), since = now - *t;
@@ -263,33 +280,38 @@ static double lap(double *t) {
   return since;
 }
 
-ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r) {
+/* the pairs found from x: within r at x, each vertex's nearest and the gap at x (dx NULL), or
+ * every pair whose sweep from x to x + dx comes within r (nearest and gap left) */
+static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, const double *dx,
+                            double r) {
   ms_self_ws *w;
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
   const int *hit;
   int nhit;
-  double cell = cell_size(m, x, r), t = ms_clock();
-  w->gap = r, w->npair = w->nring = 0;
-  for (int v = 0; v < m->nv; v++) w->nearest[v] = INFINITY; /* in no triangle: unbounded */
-  for (int k = 0; k < 3 * m->nf; k++) w->nearest[m->face[k]] = r;
+  int sweep = dx != NULL;
+  double cell = cell_size(m, x, r) + (sweep ? mean_move(m, dx) : 0.0), t = ms_clock();
+  w->npair = w->nring = 0;
+  for (int v = 0; v < m->nv && !sweep; v++) w->nearest[v] = INFINITY; /* no triangle: unbounded */
+  for (int k = 0; k < 3 * m->nf && !sweep; k++) w->nearest[m->face[k]] = r;
+  if (!sweep) w->gap = r;
 
   // point-triangle: points inflated by r against the triangles
-  point_boxes(m, x, r, w->plo, w->phi);
-  ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
+  point_boxes(m, x, dx, r, w->plo, w->phi);
+  ms_hash_boxes(x, dx, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
   st = ms_hash_overlaps(&w->hash, w->plo, w->phi, m->nv, w->flo, w->fhi, m->nf, 0, cell, &hit,
                         &nhit);
   w->t_broad += lap(&t);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *f = m->face + 3 * hit[2 * k + 1];
     ms_sc_pair p = {MS_PAIR_PT, {hit[2 * k], f[0], f[1], f[2]}, 0};
-    st = candidate(m, w, x, p, r);
+    st = candidate(m, w, x, p, r, sweep);
   }
 
   // edge-edge: edges inflated by r/2 against each other
   w->t_narrow += lap(&t);
   if (st == MS_OK) {
-    ms_hash_boxes(x, m->fedge, m->ne, 2, 0.5 * r, w->elo, w->ehi);
+    ms_hash_boxes(x, dx, m->fedge, m->ne, 2, 0.5 * r, w->elo, w->ehi);
     st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->elo, w->ehi, m->ne, 1, cell, &hit,
                           &nhit);
   }
@@ -297,12 +319,20 @@ ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double 
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *a = m->fedge + 2 * hit[2 * k], *b = m->fedge + 2 * hit[2 * k + 1];
     ms_sc_pair p = {MS_PAIR_EE, {a[0], a[1], b[0], b[1]}, 0};
-    st = candidate(m, w, x, p, r);
+    st = candidate(m, w, x, p, r, sweep);
   }
   if (st != MS_OK) return w->npair = w->nring = 0, st;
   vertex_pairs(m, w);
   w->t_narrow += lap(&t);
   return MS_OK;
+}
+
+ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r) {
+  return find_pairs(m, d, x, NULL, r);
+}
+
+ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const double *dx) {
+  return find_pairs(m, d, x, dx, ms_self_radius(m));
 }
 
 ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int *count) {
@@ -312,8 +342,8 @@ ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int 
   const int *hit;
   int nhit;
   *count = 0;
-  ms_hash_boxes(x, m->fedge, m->ne, 2, 0.0, w->elo, w->ehi);
-  ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
+  ms_hash_boxes(x, NULL, m->fedge, m->ne, 2, 0.0, w->elo, w->ehi);
+  ms_hash_boxes(x, NULL, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
   st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->flo, w->fhi, m->nf, 0,
                         cell_size(m, x, 0.0), &hit, &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {

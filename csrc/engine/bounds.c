@@ -96,7 +96,7 @@ static double relative_move(const ms_sc_pair *pr, const double *dx, const double
   return sqrt(most);
 }
 
-/* scale[v] lowered so that x + scale[v] dx[v] keeps each of w's pairs (ring pairs when all)
+/* scale[v] lowered so that x + scale[v] dx[v] keeps each of w's pairs (ring pairs too)
  * separated by the plane between its closest points: the two sides' largest signed closings
  * c_A, c_B at the scales so far may sum to 2 room. A pair that needs cutting is cut on its
  * closings' positive parts, which no later cut of a vertex can raise (a signed sum can rise
@@ -105,11 +105,10 @@ static double relative_move(const ms_sc_pair *pr, const double *dx, const double
  * pair within the floor may only separate. Returns how many scales it lowered: a pass that
  * lowers none leaves every pair's signed sum within its room (a pair once cut stays so) */
 static int pair_scales(const ms_model *m, const ms_self_ws *w, const double *x, const double *dx,
-                       int all, double *scale) {
+                       double *scale) {
   int cuts = 0;
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
-    if (pr->ring && !all) continue;
     // c_A + c_B <= the largest relative move: within the room the boxes' gap leaves it holds
     double slack = MS_SC_GAMMA * (box_gap(pr, x) - MS_SC_FLOOR * m->sc_thickness);
     if (relative_move(pr, dx, scale) <= 2 * slack) continue;
@@ -207,7 +206,7 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
     if (st != MS_OK) return st;
   }
   for (int i = 0; i < m->nv; i++) w->scale[i] = 1.0;
-  while (pair_scales(m, w, x, w->dev, 1, w->scale)) continue;
+  while (pair_scales(m, w, x, w->dev, w->scale)) continue;
   *cut = 0;
   for (int i = 0; i < m->nv; i++) *cut += w->scale[i] < 1.0 && !m->fixed[i];
   return MS_OK;

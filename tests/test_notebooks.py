@@ -2,8 +2,8 @@
 
 Jupyter starts a notebook's kernel in the notebook's folder, with only what is installed
 importable: each notebook is copied alone into a scratch folder and executed there, with
-PYTHONPATH removed from the environment (the kernel asserts it is unset and that msim is the
-installed distribution), so an import of something outside the installed package (the repository's
+PYTHONPATH removed from the environment (the kernel asserts it is unset, that msim is the
+installed distribution and that it is imported from where pip installed it), so an import of something outside the installed package (the repository's
 benchmarks/, tests/) fails here as it would for a student.
 """
 
@@ -23,8 +23,14 @@ assert os.getcwd() == {folder!r}, os.getcwd()
 assert not os.environ.get("PYTHONPATH"), os.environ["PYTHONPATH"]
 assert importlib.util.find_spec("benchmarks") is None and importlib.util.find_spec("builders") is None
 assert importlib.util.find_spec("msim") is not None
-import importlib.metadata, msim
+import importlib.metadata, json, pathlib, urllib.parse, urllib.request, msim
 assert importlib.metadata.version("msim") == msim.__version__  # the installed distribution
+# imported from where pip put it: the editable install's recorded source, or site-packages
+dist = importlib.metadata.distribution("msim")
+url = json.loads(dist.read_text("direct_url.json") or "{{}}")
+home = (pathlib.Path(urllib.request.url2pathname(urllib.parse.urlparse(url["url"]).path))
+        if url.get("dir_info", {{}}).get("editable") else pathlib.Path(dist.locate_file("")))
+assert pathlib.Path(msim.__file__).resolve().is_relative_to(home.resolve()), (msim.__file__, home)
 """
 
 

@@ -183,6 +183,29 @@ def test_zero_size_touching_and_identical_boxes():
     check(lo, lo, cells=[None, 0.1])
 
 
+def test_boxes_strung_along_a_space_diagonal_match_brute_force():
+    # the cells' grid box holds ~n^3 cells for n boxes: too sparse for a dense grid, so the
+    # table hashes them (a cloth fills its grid box densely and is indexed without hashing)
+    t = np.linspace(0, 1, 600)[:, None]
+    lo = t * np.array([1.0, 0.8, 0.6]) + np.random.default_rng(11).uniform(0, 1e-3, (600, 3))
+    hi = lo + 0.004
+    pairs = check(lo, hi, cells=[None, 0.002, 0.004])
+    assert len(pairs) >= 599  # each box meets the next
+
+
+def test_pairs_do_not_depend_on_the_thread_count():
+    # 50 x 50: several blocks of boxes, which threads share out and which are joined in order
+    x, edges, faces = grid(50)
+    x = smooth_field(np.random.default_rng(12), x, 0.15)
+    lo, hi = primitive_boxes(x, edges, 0.005)
+    tlo, thi = primitive_boxes(x, faces, 0.0)
+    for args in ((lo, hi), (lo, hi, tlo, thi)):
+        serial = overlaps(*args)
+        assert len(serial) > 4 * len(args[0])
+        for threads in (2, 3):
+            np.testing.assert_array_equal(overlaps(*args, threads=threads), serial)
+
+
 def test_empty_sets():
     none = np.zeros((0, 3))
     lo, hi = random_boxes(np.random.default_rng(6), 10)
@@ -232,6 +255,8 @@ def test_bad_input_is_refused_naming_the_argument():
         primitive_boxes(lo, [[0, 1, 2, 3]], 0.1)
     with pytest.raises(ValueError, match="r"):
         primitive_boxes(lo, [[0, 1]], -0.1)
+    with pytest.raises(ValueError, match="threads"):
+        overlaps(lo, hi, threads=0)
 
 
 def test_out_of_memory_leaves_nothing_half_built():

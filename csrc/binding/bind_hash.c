@@ -3,6 +3,7 @@
  * tests can compare them with a brute-force check */
 #include "bind.h"
 #include "hash.h"
+#include "threads.h"
 
 #include <math.h>
 
@@ -79,13 +80,15 @@ static int get_boxes(PyObject *const obj[4], PyArrayObject *c[4]) {
   return bad ? -1 : 0;
 }
 
-/* _box_overlaps(alo, ahi, blo=None, bhi=None, cell=None): the overlapping pairs */
+/* _box_overlaps(alo, ahi, blo=None, bhi=None, cell=None, threads=1): the overlapping pairs */
 PyObject *box_overlaps_py(PyObject *mod, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"alo", "ahi", "blo", "bhi", "cell", NULL};
-  PyObject *obj[4] = {NULL, NULL, Py_None, Py_None}, *cell_obj = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOO:_box_overlaps", kwlist, &obj[0], &obj[1],
-                                   &obj[2], &obj[3], &cell_obj))
+  static char *kwlist[] = {"alo", "ahi", "blo", "bhi", "cell", "threads", NULL};
+  PyObject *obj[4] = {NULL, NULL, Py_None, Py_None}, *cell_obj = Py_None, *threads_obj = NULL;
+  int threads = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOOO:_box_overlaps", kwlist, &obj[0], &obj[1],
+                                   &obj[2], &obj[3], &cell_obj, &threads_obj))
     return NULL;
+  if (threads_obj && get_threads(threads_obj, &threads)) return NULL;
   PyArrayObject *c[4] = {NULL, NULL, NULL, NULL};
   if (get_boxes(obj, c)) return NULL;
   double cell = 1;
@@ -97,9 +100,10 @@ PyObject *box_overlaps_py(PyObject *mod, PyObject *args, PyObject *kw) {
     cell = mean_diagonal(c);
   else if (get_real(cell_obj, "cell", 0, 1, &cell))
     goto done;
-  ms_status st = ms_hash_overlaps(&w, PyArray_DATA(c[0]), PyArray_DATA(c[1]),
-                                  (int)PyArray_DIM(c[0], 0), PyArray_DATA(c[2]), PyArray_DATA(c[3]),
-                                  (int)PyArray_DIM(c[2], 0), same, cell, &pairs, &npair);
+  ms_status st =
+      ms_hash_overlaps(&w, PyArray_DATA(c[0]), PyArray_DATA(c[1]), (int)PyArray_DIM(c[0], 0),
+                       PyArray_DATA(c[2]), PyArray_DATA(c[3]), (int)PyArray_DIM(c[2], 0), same,
+                       cell, ms_thread_count(threads), &pairs, &npair);
   if (st == MS_OK)
     out = pairs_array(pairs, npair);
   else if (st == MS_ENOMEM)

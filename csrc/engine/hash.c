@@ -3,25 +3,33 @@
  * Collision Detection of Deformable Objects" (Proc. Vision, Modeling, Visualization).
  *
  * Space is cut into cubic cells of side `cell`: the point x lies in the cell of integer
- * coordinates c = floor(x / cell), which maps to one of T buckets by
+ * coordinates c = floor(x / cell). Every box of B is entered in each cell it covers, into the
+ * slot of that cell: when the grid box of B's cells has at most MS_HASH_DENSE cells per entry
+ * (a cloth, a heap), a slot per cell of it, indexed directly; else one of T = 2^k buckets by
  *
- *   (c_x p1 xor c_y p2 xor c_z p3) mod T,  p1 = 73856093, p2 = 19349663, p3 = 83492791,
+ *   h = c_x p1 xor c_y p2 xor c_z p3,  p1 = 73856093, p2 = 19349663, p3 = 83492791,
  *
- * with T = 2 n + 1 for n insertions. Every box of B is entered in each cell it covers, and the
- * entries are bucketed by a counting sort (count per bucket, prefix sum, fill), so their layout,
- * and so everything after it, is the same on every run. Each box of A then visits the cells it
- * covers and reads their buckets, keeping the entries of that very cell (the others are hash
- * collisions) whose boxes overlap its own. A pair sharing several cells is reported from one:
- * the cell of the lower corner max(lo_a, lo_b) of the two boxes' intersection, which both cover
- * (its cell coordinates are the max of the boxes' lower cell coordinates, as floor is monotone),
- * so no pair repeats without a set or a sort. A's boxes are visited in order and each one's
- * partners sorted, so the pairs come out sorted by (i, j).
+ * taking the top k bits of h times 2^64 / golden ratio (Knuth's multiplicative hashing, which
+ * spreads the xor's low bits over the table), with T >= 2 n for n entries. The entries are
+ * placed by a counting sort (count per slot, prefix sum, fill), so their layout, and so
+ * everything after it, is the same on every run. Each box of A then visits the cells it covers
+ * and reads their slots, keeping the entries of that very cell (in a bucket, the others are hash
+ * collisions) whose boxes overlap its own.
+ *
+ * A pair sharing several cells is reported from one: the cell of the lower corner
+ * max(lo_a, lo_b) of the two boxes' intersection, which both cover (its cell coordinates are the
+ * max of the boxes' lower cell coordinates, as floor is monotone), so no pair repeats without a
+ * set or a sort. In a cell both boxes cover, that max equals the cell's coordinate along an axis
+ * exactly when one box starts there, so each entry carries a bit per axis saying whether its box
+ * starts in the cell, and the test is an or of bits. A's boxes are visited in order and each
+ * one's partners sorted, so the pairs come out sorted by (i, j). Blocks of A's boxes run in
+ * parallel, each into its own list, and the lists are joined in block order: the pairs, and
+ * their order, do not depend on the thread count.
  *
  * A box covering more than MS_HASH_CELLS cells, or cells beyond int, is not hashed: such an
  * oversized box is checked against every box of the other set directly. When the boxes would
  * cover too many cells in all (a cell much smaller than they are) or many are oversized, the
  * cell is doubled until they do not: the pairs do not depend on the cell, only the work does.
- * Serial, so deterministic by construction.
  */
 #include <limits.h>
 #include <math.h>
@@ -29,6 +37,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "threads.h"
 
 /* a box covering more cells than this is oversized: checked directly, not hashed */
 #define MS_HASH_CELLS 4096
@@ -41,6 +50,12 @@
 #define MS_HASH_BIG 64
 /* partner lists longer than this are sorted by qsort, shorter ones by insertion */
 #define MS_HASH_SHORT 32
+/* a dense grid is used when it has at most this many cells per entry */
+#define MS_HASH_DENSE 4
+/* boxes of A per block of a parallel pass */
+#define MS_HASH_BLOCK 1024
+/* all three axes' bits of a cell that is a pair's corner */
+#define MS_HASH_CORNER 7
 
 /* a growable array of the workspace */
 typedef struct {
@@ -50,26 +65,40 @@ typedef struct {
 
 /* one box of B entered in one cell */
 typedef struct {
-  int b;    /* the box */
-  int c[3]; /* the cell's coordinates */
+  int b;   /* the box */
+  int low; /* bit t: the box starts in this cell along axis t */
 } entry;
 
+/* the pairs of one block of A's boxes */
+typedef struct {
+  buf js;       /* (nb) int: the partners of one box */
+  buf pairs;    /* (npair, 2) int */
+  int npair;    /* pairs found */
+  ms_status st; /* MS_ENOMEM when a buffer could not grow */
+} part;
+
 struct ms_hash {
-  buf range;      /* (nb, 6) int: B's cell range, lower then upper coordinates (empty: oversized) */
-  buf big;        /* (nb) int: B's oversized boxes, ascending */
-  buf start;      /* (T + 1) size_t: bucket t's entries are entry[start[t] .. start[t+1]) */
-  buf entry;      /* (n) entry: B's boxes in their cells, bucketed */
-  buf js;         /* (nb) int: the partners of one box of A */
-  buf pairs;      /* (npair, 2) int: the result */
-  int nbig;       /* oversized boxes of B */
-  size_t nbucket; /* buckets T */
+  buf arange; /* (na, 6) int: A's cell ranges, lower then upper coordinates (empty: oversized) */
+  buf brange; /* (nb, 6) int: B's, when B is not A */
+  buf big;    /* (nb) int: B's oversized boxes, ascending */
+  buf start;  /* (T + 1) size_t: bucket t's entries are entry[start[t] .. start[t+1]) */
+  buf entry;  /* (n) entry: B's boxes in their cells, by slot */
+  buf ecell;  /* (n, 3) int: each entry's cell (hashed only: a bucket holds several) */
+  buf part;   /* (blocks of A) part, zeroed when allocated */
+  buf pairs;  /* (npair, 2) int: the result */
+  int nbig;   /* oversized boxes of B */
+  int bits;   /* the hash table has T = 2^bits buckets */
+  int dense;  /* 1: a slot per cell of the grid box org + [0, dim) instead of a hash */
+  int org[3]; /* the lowest cell of that box */
+  int64_t dim[3]; /* its cells along each axis */
   int npair;      /* pairs found */
 };
 
-/* one set of boxes */
+/* one set of boxes and their cell ranges */
 typedef struct {
   const double *lo, *hi;
   int n;
+  int *range; /* (n, 6) */
 } boxes;
 
 /* one call: the sets, whether B is A, and the cell size [m] */
@@ -79,14 +108,26 @@ typedef struct {
   double cell;
 } query;
 
+/* what the blocks of collect share */
+typedef struct {
+  ms_hash *w;
+  const query *q;
+} collecting;
+
 void ms_hash_free(void *ws) {
   ms_hash *w = ws;
   if (!w) return;
-  free(w->range.p);
+  free(w->arange.p);
+  free(w->brange.p);
   free(w->big.p);
   free(w->start.p);
   free(w->entry.p);
-  free(w->js.p);
+  free(w->ecell.p);
+  for (size_t b = 0; b < w->part.cap; b++) {
+    part *pt = (part *)w->part.p + b;
+    free(pt->js.p), free(pt->pairs.p);
+  }
+  free(w->part.p);
   free(w->pairs.p);
   free(w);
 }
@@ -114,7 +155,8 @@ static int valid(const boxes *s) {
 }
 
 /* closed boxes a and b overlap */
-static int overlap(const double *alo, const double *ahi, const double *blo, const double *bhi) {
+static inline int overlap(const double *alo, const double *ahi, const double *blo,
+                          const double *bhi) {
   return alo[0] <= bhi[0] && blo[0] <= ahi[0] && alo[1] <= bhi[1] && blo[1] <= ahi[1] &&
          alo[2] <= bhi[2] && blo[2] <= ahi[2];
 }
@@ -133,12 +175,12 @@ static double cells(const double *lo, const double *hi, double cell, int c[6]) {
   return n <= MS_HASH_CELLS ? n : -1;
 }
 
-/* the cells the hashed boxes of s cover in all; *big counts the oversized ones */
+/* the cell ranges of s into s->range; the cells its hashed boxes cover in all, *big counting
+ * the oversized ones */
 static double cover(const boxes *s, double cell, int *big) {
   double total = 0, n;
-  int c[6];
   for (int i = 0; i < s->n; i++) {
-    n = cells(s->lo + 3 * (size_t)i, s->hi + 3 * (size_t)i, cell, c);
+    n = cells(s->lo + 3 * (size_t)i, s->hi + 3 * (size_t)i, cell, s->range + 6 * (size_t)i);
     if (n < 0)
       (*big)++;
     else
@@ -148,7 +190,7 @@ static double cover(const boxes *s, double cell, int *big) {
 }
 
 /* q's cell, doubled until the boxes cover few enough cells and few are oversized (or it would
- * overflow) */
+ * overflow), with the sets' cell ranges filled for it */
 static double adapt_cell(const query *q) {
   double cell = q->cell, nbox = (double)q->a.n + (q->same ? 0 : q->b.n);
   for (;;) {
@@ -160,67 +202,93 @@ static double adapt_cell(const query *q) {
   }
 }
 
-/* Teschner's hash of cell c into T buckets */
-static size_t bucket(const int c[3], size_t T) {
+/* the bucket of cell c among 2^bits: Teschner's hash, spread by Fibonacci hashing */
+static inline size_t bucket(const int c[3], int bits) {
   uint64_t h = (uint64_t)(uint32_t)c[0] * 73856093u ^ (uint64_t)(uint32_t)c[1] * 19349663u ^
                (uint64_t)(uint32_t)c[2] * 83492791u;
-  return (size_t)(h % T);
+  return (size_t)((h * 0x9E3779B97F4A7C15u) >> (64 - bits));
+}
+
+/* bit t set when range r starts at cell c along axis t */
+static inline int starts(const int r[6], const int c[3]) {
+  return (r[0] == c[0]) | (r[1] == c[1]) << 1 | (r[2] == c[2]) << 2;
 }
 
 /* ---------------------------------------------------------------- the table of B */
 
-/* B's cell ranges and oversized list into w; the entries they make */
-static size_t ranges(ms_hash *w, const query *q) {
-  int *range = w->range.p, *big = w->big.p;
+/* the slot of cell c: its bucket, or (dense) its index in the grid box, -1 outside it */
+static inline int64_t slot(const ms_hash *w, const int c[3]) {
+  if (!w->dense) return (int64_t)bucket(c, w->bits);
+  int64_t i = (int64_t)c[0] - w->org[0], j = (int64_t)c[1] - w->org[1],
+          k = (int64_t)c[2] - w->org[2];
+  if (i < 0 || j < 0 || k < 0 || i >= w->dim[0] || j >= w->dim[1] || k >= w->dim[2]) return -1;
+  return (k * w->dim[1] + j) * w->dim[0] + i;
+}
+
+/* B's oversized boxes and the grid box of its cells into w; the entries its hashed boxes make */
+static size_t oversized(ms_hash *w, const query *q) {
+  int *big = w->big.p, lo[3] = {INT_MAX, INT_MAX, INT_MAX}, hi[3] = {INT_MIN, INT_MIN, INT_MIN};
   size_t n = 0;
   w->nbig = 0;
   for (int j = 0; j < q->b.n; j++) {
-    double k =
-        cells(q->b.lo + 3 * (size_t)j, q->b.hi + 3 * (size_t)j, q->cell, range + 6 * (size_t)j);
-    if (k < 0)
+    const int *r = q->b.range + 6 * (size_t)j;
+    if (r[3] < r[0]) {
       big[w->nbig++] = j;
-    else
-      n += (size_t)k;
+      continue;
+    }
+    n += (size_t)(r[3] - r[0] + 1) * (r[4] - r[1] + 1) * (r[5] - r[2] + 1);
+    for (int t = 0; t < 3; t++) lo[t] = r[t] < lo[t] ? r[t] : lo[t];
+    for (int t = 0; t < 3; t++) hi[t] = r[t + 3] > hi[t] ? r[t + 3] : hi[t];
   }
+  for (int t = 0; t < 3; t++) w->org[t] = lo[t], w->dim[t] = n ? (int64_t)hi[t] - lo[t] + 1 : 0;
   return n;
 }
 
-/* count (fill = 0) or fill (fill = 1) B's entries into the buckets: counts land in start[t],
- * then fill places each entry at --start[t], leaving start[t] at the bucket's beginning */
+/* the slots of the table: a dense grid when B's cells' grid box has at most MS_HASH_DENSE
+ * cells per entry, else the smallest power of two >= 2 n (n entries) */
+static size_t slots(ms_hash *w, size_t n) {
+  double cells = (double)w->dim[0] * (double)w->dim[1] * (double)w->dim[2];
+  w->dense = cells <= MS_HASH_DENSE * (double)n;
+  if (w->dense) return (size_t)cells;
+  size_t nbucket = 2;
+  for (w->bits = 1; nbucket < 2 * n && w->bits < 62; w->bits++) nbucket *= 2;
+  return nbucket;
+}
+
+/* count (fill = 0) or fill (fill = 1) B's entries into the slots: counts land in start[t],
+ * then fill places each entry at --start[t], leaving start[t] at the slot's beginning */
 static void enter(ms_hash *w, const query *q, int fill) {
-  const int *range = w->range.p;
   size_t *start = w->start.p;
   entry *e = w->entry.p;
+  int *ec = w->ecell.p;
   for (int j = 0; j < q->b.n; j++) {
-    const int *r = range + 6 * (size_t)j;
+    const int *r = q->b.range + 6 * (size_t)j;
     int c[3];
     for (c[2] = r[2]; c[2] <= r[5]; c[2]++)
       for (c[1] = r[1]; c[1] <= r[4]; c[1]++)
         for (c[0] = r[0]; c[0] <= r[3]; c[0]++) {
-          size_t t = bucket(c, w->nbucket);
-          if (!fill)
+          int64_t t = slot(w, c);
+          if (!fill) {
             start[t]++;
-          else
-            e[--start[t]] = (entry){j, {c[0], c[1], c[2]}};
+            continue;
+          }
+          e[--start[t]] = (entry){j, starts(r, c)};
+          if (!w->dense) memcpy(ec + 3 * start[t], c, sizeof c);
         }
   }
 }
 
-/* the bucketed entries of B by a counting sort: count per bucket, prefix sum, fill */
+/* the entries of B in their slots by a counting sort: count per slot, prefix sum, fill */
 static ms_status build(ms_hash *w, const query *q) {
-  size_t nb = q->b.n;
-  if (reserve(&w->range, 6 * nb, sizeof(int), 0) || reserve(&w->big, nb, sizeof(int), 0) ||
-      reserve(&w->js, nb, sizeof(int), 0))
-    return MS_ENOMEM;
-  size_t n = ranges(w, q);
-  w->nbucket = 2 * n + 1;
-  if (reserve(&w->start, w->nbucket + 1, sizeof(size_t), 0) ||
-      reserve(&w->entry, n, sizeof(entry), 0))
+  if (reserve(&w->big, q->b.n, sizeof(int), 0)) return MS_ENOMEM;
+  size_t n = oversized(w, q), nslot = slots(w, n);
+  if (reserve(&w->start, nslot + 1, sizeof(size_t), 0) || reserve(&w->entry, n, sizeof(entry), 0) ||
+      reserve(&w->ecell, w->dense ? 0 : 3 * n, sizeof(int), 0))
     return MS_ENOMEM;
   size_t *start = w->start.p;
-  memset(start, 0, sizeof(size_t) * (w->nbucket + 1));
+  memset(start, 0, sizeof(size_t) * (nslot + 1));
   enter(w, q, 0);
-  for (size_t t = 1; t <= w->nbucket; t++) start[t] += start[t - 1];
+  for (size_t t = 1; t <= nslot; t++) start[t] += start[t - 1];
   enter(w, q, 1);
   return MS_OK;
 }
@@ -228,26 +296,25 @@ static ms_status build(ms_hash *w, const query *q) {
 /* ---------------------------------------------------------------- the boxes of A */
 
 /* box i of A meets box j of B (only j > i when B is A) */
-static int meets(const query *q, int i, int j) {
+static inline int meets(const query *q, int i, int j) {
   if (q->same && j <= i) return 0;
   return overlap(q->a.lo + 3 * (size_t)i, q->a.hi + 3 * (size_t)i, q->b.lo + 3 * (size_t)j,
                  q->b.hi + 3 * (size_t)j);
 }
 
-/* the partners of hashed box i (lower cell a) found in cell c, appended to js at k; the new
+/* the partners of hashed box i (cell range r) found in cell c, appended to js at k; the new
  * count. B's entries of other cells are collisions; a pair is taken in its corner's cell */
-static int from_cell(const ms_hash *w, const query *q, int i, const int a[3], const int c[3],
+static int from_cell(const ms_hash *w, const query *q, int i, const int r[6], const int c[3],
                      int *js, int k) {
   const size_t *start = w->start.p;
   const entry *e = w->entry.p;
-  const int *range = w->range.p;
-  size_t t = bucket(c, w->nbucket);
+  int64_t t = slot(w, c);
+  if (t < 0) return k;
+  int low = starts(r, c);
   for (size_t p = start[t]; p < start[t + 1]; p++) {
-    const int *ec = e[p].c, *b = range + 6 * (size_t)e[p].b;
-    if (ec[0] != c[0] || ec[1] != c[1] || ec[2] != c[2]) continue;
-    int corner = (a[0] > b[0] ? a[0] : b[0]) == c[0] && (a[1] > b[1] ? a[1] : b[1]) == c[1] &&
-                 (a[2] > b[2] ? a[2] : b[2]) == c[2];
-    if (corner && meets(q, i, e[p].b)) js[k++] = e[p].b;
+    const int *ec = (const int *)w->ecell.p + 3 * p;
+    if (!w->dense && (ec[0] != c[0] || ec[1] != c[1] || ec[2] != c[2])) continue;
+    if ((low | e[p].low) == MS_HASH_CORNER && meets(q, i, e[p].b)) js[k++] = e[p].b;
   }
   return k;
 }
@@ -287,8 +354,9 @@ static void sort_ints(int *v, int n) {
 /* the partners of box i of A, sorted, into js: hashed, or every box of B when i is oversized
  * (already in order); their count */
 static int partners(const ms_hash *w, const query *q, int i, int *js) {
-  int r[6], k = 0;
-  if (cells(q->a.lo + 3 * (size_t)i, q->a.hi + 3 * (size_t)i, q->cell, r) < 0) {
+  const int *r = q->a.range + 6 * (size_t)i;
+  int k = 0;
+  if (r[3] < r[0]) {
     for (int j = 0; j < q->b.n; j++)
       if (meets(q, i, j)) js[k++] = j;
     return k;
@@ -298,18 +366,44 @@ static int partners(const ms_hash *w, const query *q, int i, int *js) {
   return k;
 }
 
-/* the pairs of every box of A, in order, into w->pairs */
-static ms_status collect(ms_hash *w, const query *q) {
-  int *js = w->js.p;
-  w->npair = 0;
-  for (int i = 0; i < q->a.n; i++) {
-    int k = partners(w, q, i, js);
-    if (k > INT_MAX - w->npair) return MS_ENOMEM;
-    if (reserve(&w->pairs, 2 * ((size_t)w->npair + k), sizeof(int), 2 * (size_t)w->npair))
-      return MS_ENOMEM;
-    int *out = (int *)w->pairs.p + 2 * (size_t)w->npair;
+/* block b's pairs: its boxes of A in order, each one's partners sorted */
+static void collect_block(void *ctx, int lo, int hi) {
+  const collecting *c = ctx;
+  part *pt = (part *)c->w->part.p + lo / MS_HASH_BLOCK;
+  pt->npair = 0, pt->st = MS_ENOMEM;
+  if (reserve(&pt->js, c->q->b.n, sizeof(int), 0)) return;
+  int *js = pt->js.p;
+  for (int i = lo; i < hi; i++) {
+    int k = partners(c->w, c->q, i, js);
+    if (k > INT_MAX - pt->npair ||
+        reserve(&pt->pairs, 2 * ((size_t)pt->npair + k), sizeof(int), 2 * (size_t)pt->npair))
+      return;
+    int *out = (int *)pt->pairs.p + 2 * (size_t)pt->npair;
     for (int p = 0; p < k; p++) out[2 * p] = i, out[2 * p + 1] = js[p];
-    w->npair += k;
+    pt->npair += k;
+  }
+  pt->st = MS_OK;
+}
+
+/* the pairs of every box of A, in order, into w->pairs: blocks of A on `threads` threads, each
+ * into its own part, joined in block order (so the same on any thread count) */
+static ms_status collect(ms_hash *w, const query *q, int threads) {
+  size_t nblock = ((size_t)q->a.n + MS_HASH_BLOCK - 1) / MS_HASH_BLOCK, had = w->part.cap;
+  if (reserve(&w->part, nblock, sizeof(part), had)) return MS_ENOMEM;
+  if (w->part.cap > had) memset((part *)w->part.p + had, 0, (w->part.cap - had) * sizeof(part));
+  collecting c = {w, q};
+  ms_blocks_on(threads, q->a.n, MS_HASH_BLOCK, collect_block, &c);
+  const part *pt = w->part.p;
+  size_t n = 0;
+  for (size_t b = 0; b < nblock; b++) {
+    if (pt[b].st != MS_OK) return pt[b].st;
+    n += pt[b].npair;
+  }
+  if (n > INT_MAX || reserve(&w->pairs, 2 * n, sizeof(int), 0)) return MS_ENOMEM;
+  w->npair = 0;
+  for (size_t b = 0; b < nblock; b++) {
+    memcpy((int *)w->pairs.p + 2 * (size_t)w->npair, pt[b].pairs.p, 2 * sizeof(int) * pt[b].npair);
+    w->npair += pt[b].npair;
   }
   return MS_OK;
 }
@@ -318,16 +412,21 @@ static ms_status collect(ms_hash *w, const query *q) {
 
 ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, int na,
                            const double *blo, const double *bhi, int nb, int same, double cell,
-                           const int **pairs, int *npair) {
-  query q = {{alo, ahi, na}, {blo, bhi, nb}, same, cell};
+                           int threads, const int **pairs, int *npair) {
+  query q = {{alo, ahi, na, NULL}, {blo, bhi, nb, NULL}, same, cell};
   if (same) q.b = q.a;
   if (na < 0 || q.b.n < 0 || !(cell > 0 && isfinite(cell)) || !valid(&q.a) || !valid(&q.b))
     return MS_EINPUT;
   ms_hash *w = *hp ? *hp : ms_alloc(1, sizeof(ms_hash));
   if (!w) return MS_ENOMEM;
-  q.cell = adapt_cell(&q);
-  ms_status st = build(w, &q);
-  if (st == MS_OK) st = collect(w, &q);
+  ms_status st = MS_ENOMEM;
+  if (!reserve(&w->arange, 6 * (size_t)na, sizeof(int), 0) &&
+      !reserve(&w->brange, 6 * (size_t)q.b.n, sizeof(int), 0)) {
+    q.a.range = w->arange.p, q.b.range = same ? q.a.range : w->brange.p;
+    q.cell = adapt_cell(&q);
+    st = build(w, &q);
+  }
+  if (st == MS_OK) st = collect(w, &q, threads);
   if (st != MS_OK) {
     if (!*hp) ms_hash_free(w);
     return st;
@@ -337,15 +436,23 @@ ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, i
   return MS_OK;
 }
 
+/* the lesser and the greater of a and b, NaN when either is (inline, unlike libm's fmin) */
+static inline double lesser(double a, double b) {
+  return a < b || a != a ? a : b;
+}
+static inline double greater(double a, double b) {
+  return a > b || a != a ? a : b;
+}
+
 void ms_hash_boxes(const double *x, const double *dx, const int *idx, int n, int k, double r,
                    double *lo, double *hi) {
   for (int p = 0; p < n; p++)
     for (int t = 0; t < 3; t++) {
       double a = INFINITY, b = -INFINITY;
       for (int v = 0; v < k; v++) {
-        size_t i = 3 * (size_t)idx[k * (size_t)p + v] + t;
+        size_t i = 3 * (size_t)(idx ? idx[k * (size_t)p + v] : p) + t;
         double c = x[i], e = dx ? c + dx[i] : c;
-        a = fmin(a, fmin(c, e)), b = fmax(b, fmax(c, e));
+        a = lesser(a, lesser(c, e)), b = greater(b, greater(c, e));
       }
       lo[3 * (size_t)p + t] = a - r, hi[3 * (size_t)p + t] = b + r;
     }

@@ -18,14 +18,16 @@ void ms_hash_free(void *w);
  * (closed intervals), each once, sorted by i then j. Boxes are given as lo[3 n], hi[3 n]. When
  * same is 1, B is A, and only pairs i < j are reported. *hp is the workspace (made when NULL;
  * published only when complete). On MS_OK, *pairs points at 2 *npair ints owned by the
- * workspace, valid until its next call. cell: the grid cell size [m] (> 0). */
+ * workspace, valid until its next call. cell: the grid cell size [m] (> 0); threads: those a
+ * parallel pass may use (ms_threads), which never change the result. */
 ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, int na,
                            const double *blo, const double *bhi, int nb, int same, double cell,
-                           const int **pairs, int *npair);
+                           int threads, const int **pairs, int *npair);
 /* the bounding boxes lo, hi (3 n each) of n primitives of k vertices each (k = 1 points,
- * 2 edges, 3 triangles; idx (n, k) vertex indices into x (nv,3)), inflated by r >= 0; when dx
- * (nv,3) is given, each box holds the primitive at x + dx too, and so every point of it on the
- * straight paths of its vertices from x to x + dx */
+ * 2 edges, 3 triangles; idx (n, k) their vertex indices into x (nv,3), or NULL when the
+ * primitives are the points of x, k = 1), inflated by r >= 0; when dx (nv,3) is given, each box
+ * holds the primitive at x + dx too, and so every point of it on the straight paths of its
+ * vertices from x to x + dx */
 void ms_hash_boxes(const double *x, const double *dx, const int *idx, int n, int k, double r,
                    double *lo, double *hi);
 #endif

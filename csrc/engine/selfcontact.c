@@ -299,8 +299,8 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
   // point-triangle: points inflated by r against the triangles
   point_boxes(m, x, dx, r, w->plo, w->phi);
   ms_hash_boxes(x, dx, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
-  st = ms_hash_overlaps(&w->hash, w->plo, w->phi, m->nv, w->flo, w->fhi, m->nf, 0, cell, &hit,
-                        &nhit);
+  st = ms_hash_overlaps(&w->hash, w->plo, w->phi, m->nv, w->flo, w->fhi, m->nf, 0, cell,
+                        ms_threads(m), &hit, &nhit);
   w->t_broad += lap(&t);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *f = m->face + 3 * hit[2 * k + 1];
@@ -312,8 +312,8 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
   w->t_narrow += lap(&t);
   if (st == MS_OK) {
     ms_hash_boxes(x, dx, m->fedge, m->ne, 2, 0.5 * r, w->elo, w->ehi);
-    st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->elo, w->ehi, m->ne, 1, cell, &hit,
-                          &nhit);
+    st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->elo, w->ehi, m->ne, 1, cell,
+                          ms_threads(m), &hit, &nhit);
   }
   w->t_broad += lap(&t);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
@@ -345,7 +345,7 @@ ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int 
   ms_hash_boxes(x, NULL, m->fedge, m->ne, 2, 0.0, w->elo, w->ehi);
   ms_hash_boxes(x, NULL, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
   st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->flo, w->fhi, m->nf, 0,
-                        cell_size(m, x, 0.0), &hit, &nhit);
+                        cell_size(m, x, 0.0), ms_threads(m), &hit, &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *e = m->fedge + 2 * hit[2 * k], *f = m->face + 3 * hit[2 * k + 1];
     int v[5] = {e[0], e[1], f[0], f[1], f[2]};

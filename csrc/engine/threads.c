@@ -50,11 +50,16 @@ uint64_t ms_fork_generation(void) {
   return atomic_load(&fork_children);
 }
 
-/* the threads a pass of m may use: m->nthread, or 1 in a child that lost the pool */
-int ms_threads(const ms_model *m) {
-  if (m->nthread <= 1 || atomic_load(&team_lost)) return 1;
+/* the threads a pass that wants `want` may use: want, or 1 in a child that lost the pool */
+int ms_thread_count(int want) {
+  if (want <= 1 || atomic_load(&team_lost)) return 1;
   atomic_store(&team_started, 1);
-  return m->nthread;
+  return want;
+}
+
+/* the threads a pass of m may use */
+int ms_threads(const ms_model *m) {
+  return ms_thread_count(m->nthread);
 }
 
 /* fn(ctx, lo, hi) for block b of size `size` in [0, n) */
@@ -63,10 +68,10 @@ static void run_block(int n, int size, ms_block_fn fn, void *ctx, int b) {
   fn(ctx, lo, lo + size < n ? lo + size : n);
 }
 
-/* fn(ctx, lo, hi) for the blocks [lo, hi) of size `size` that cover [0, n), on ms_threads(m)
- * threads; which thread runs a block never changes what the block computes */
-void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx) {
-  int nb = (n + size - 1) / size, nt = ms_threads(m);
+/* fn(ctx, lo, hi) for the blocks [lo, hi) of size `size` that cover [0, n), on nt threads (at
+ * most; from ms_threads); which thread runs a block never changes what the block computes */
+void ms_blocks_on(int nt, int n, int size, ms_block_fn fn, void *ctx) {
+  int nb = (n + size - 1) / size;
   if (nt > nb) nt = nb; /* no idle threads started */
   if (nt <= 1) {        /* no OpenMP region: libgomp would allocate a team for each one */
     for (int b = 0; b < nb; b++) run_block(n, size, fn, ctx, b);
@@ -74,4 +79,9 @@ void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx) {
   }
 #pragma omp parallel for schedule(static) num_threads(nt)
   for (int b = 0; b < nb; b++) run_block(n, size, fn, ctx, b);
+}
+
+/* ms_blocks_on with the threads of m */
+void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx) {
+  ms_blocks_on(ms_threads(m), n, size, fn, ctx);
 }

@@ -51,6 +51,9 @@ struct ms_self_ws {
   double *kept;         /* (nv,3) bounds.c: a solver's last iterate that lowered g */
   double kept_g;        /* g there [J] */
   double *stiff;        /* (nv) ms_self_stiffness: each vertex's bound on its pairs' curvature */
+  double *hdist;        /* (hcap) the broad phase's hits: their distances (selfcontact.c) */
+  char *hring;          /* (hcap) and their ring flags */
+  int hcap;             /* hits allocated */
   double t_broad, t_narrow, t_bounds; /* seconds this step in the phases of ms_info */
   int active;                         /* the pairs belong to the step under way */
 };

@@ -20,6 +20,9 @@
 
 #include "engine.h"
 
+/* broad-phase hits per block of the narrow phase's parallel pass */
+#define MS_SC_BLOCK 1024
+
 void ms_self_free(void *ws) {
   ms_self_ws *w = ws;
   if (!w) return;
@@ -27,6 +30,7 @@ void ms_self_free(void *ws) {
   free(w->plo), free(w->phi), free(w->elo), free(w->ehi), free(w->flo), free(w->fhi);
   free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale);
   free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept), free(w->stiff);
+  free(w->hdist), free(w->hring);
   free(w);
 }
 
@@ -202,25 +206,65 @@ double ms_self_radius(const ms_model *m) {
   return 2.0 * m->sc_thickness;
 }
 
-/* a candidate pair at x, flagged when within the ring: within r (detection) its distance
- * lowers its vertices' nearest and it is kept when within r; a sweep (sweep = 1) keeps it
- * unmeasured */
-static ms_status candidate(const ms_model *m, ms_self_ws *w, const double *x, ms_sc_pair p,
-                           double r, int sweep) {
-  int na = p.kind == MS_PAIR_PT ? 1 : 2;
-  if (shares_vertex(p.v, na, 4)) return MS_OK;
-  if (!sweep) {
+/* hit k of the broad phase of kind MS_PAIR_PT (point, triangle) or MS_PAIR_EE (edge, edge) */
+static ms_sc_pair hit_pair(const ms_model *m, int kind, const int *hit, int k) {
+  const int *a = m->fedge + 2 * hit[2 * k], *b = m->fedge + 2 * hit[2 * k + 1];
+  const int *f = m->face + 3 * hit[2 * k + 1];
+  if (kind == MS_PAIR_PT) return (ms_sc_pair){kind, {hit[2 * k], f[0], f[1], f[2]}, 0};
+  return (ms_sc_pair){kind, {a[0], a[1], b[0], b[1]}, 0};
+}
+
+/* what the blocks of a narrow phase share: the broad phase's hits of one kind */
+typedef struct {
+  const ms_model *m;
+  ms_self_ws *w;
+  const double *x;
+  const int *hit;
+  int kind, sweep;
+} narrowing;
+
+/* the hits [lo, hi): w->hdist their distances at x (-1: the pair shares a vertex; 0 unmeasured
+ * in a sweep), w->hring their ring flags */
+static void narrow_block(void *ctx, int lo, int hi) {
+  const narrowing *c = ctx;
+  int na = c->kind == MS_PAIR_PT ? 1 : 2;
+  for (int k = lo; k < hi; k++) {
+    ms_sc_pair p = hit_pair(c->m, c->kind, c->hit, k);
     double q[12];
-    ms_self_gather(&p, x, q);
-    double dist = sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
-    if (!(dist < r)) return MS_OK;
-    for (int k = 0; k < 4; k++) w->nearest[p.v[k]] = fmin(w->nearest[p.v[k]], dist);
-    w->gap = fmin(w->gap, dist);
+    c->w->hdist[k] = -1;
+    if (shares_vertex(p.v, na, 4)) continue;
+    if (!c->sweep) ms_self_gather(&p, c->x, q);
+    c->w->hdist[k] = c->sweep ? 0.0 : sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
+    c->w->hring[k] = (char)near_in_mesh(c->m, p.v, na);
   }
-  p.ring = near_in_mesh(m, p.v, na);
-  ms_status st = reserve(w, w->npair + 1);
-  if (st == MS_OK) w->pair[w->npair++] = p, w->nring += p.ring;
-  return st;
+}
+
+/* the hits of one kind kept, in order: within r (detection: lowering their vertices' nearest
+ * and the gap) or every one that shares no vertex (sweep); distances and ring flags in
+ * parallel blocks, the pairs kept serially */
+static ms_status keep_hits(const ms_model *m, ms_self_ws *w, const double *x, int kind,
+                           const int *hit, int nhit, double r, int sweep) {
+  if (nhit > w->hcap) {
+    double *dist = ms_alloc(nhit, sizeof(double));
+    char *ring = ms_alloc(nhit, sizeof(char));
+    if (!dist || !ring) return free(dist), free(ring), MS_ENOMEM;
+    free(w->hdist), free(w->hring);
+    w->hdist = dist, w->hring = ring, w->hcap = nhit;
+  }
+  narrowing c = {m, w, x, hit, kind, sweep};
+  ms_blocks(m, nhit, MS_SC_BLOCK, narrow_block, &c);
+  for (int k = 0; k < nhit; k++) {
+    double dist = w->hdist[k];
+    if (dist < 0 || (!sweep && !(dist < r))) continue;
+    ms_sc_pair p = hit_pair(m, kind, hit, k);
+    for (int v = 0; v < 4 && !sweep; v++) w->nearest[p.v[v]] = fmin(w->nearest[p.v[v]], dist);
+    if (!sweep) w->gap = fmin(w->gap, dist);
+    p.ring = w->hring[k];
+    ms_status st = reserve(w, w->npair + 1);
+    if (st != MS_OK) return st;
+    w->pair[w->npair++] = p, w->nring += p.ring;
+  }
+  return MS_OK;
 }
 
 /* vertex v's energy pairs: the pair list inverted by counting sort (each pair under its 4
@@ -235,15 +279,6 @@ static void vertex_pairs(const ms_model *m, ms_self_ws *w) {
     for (int k = 0; k < 4 && !w->pair[p].ring; k++) w->vpair[start[w->pair[p].v[k]]++] = p;
   for (int v = m->nv; v > 0; v--) start[v] = start[v - 1];
   start[0] = 0;
-}
-
-/* the vertices' boxes inflated by r, at x or (dx given) over their paths from x to x + dx */
-static void point_boxes(const ms_model *m, const double *x, const double *dx, double r, double *lo,
-                        double *hi) {
-  for (int k = 0; k < 3 * m->nv; k++) {
-    double e = dx ? x[k] + dx[k] : x[k];
-    lo[k] = fmin(x[k], e) - r, hi[k] = fmax(x[k], e) + r;
-  }
 }
 
 /* the mean length of the triangles' edges at x [m]; 0 without triangles */
@@ -297,16 +332,12 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
   if (!sweep) w->gap = r;
 
   // point-triangle: points inflated by r against the triangles
-  point_boxes(m, x, dx, r, w->plo, w->phi);
+  ms_hash_boxes(x, dx, NULL, m->nv, 1, r, w->plo, w->phi);
   ms_hash_boxes(x, dx, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
   st = ms_hash_overlaps(&w->hash, w->plo, w->phi, m->nv, w->flo, w->fhi, m->nf, 0, cell,
                         ms_threads(m), &hit, &nhit);
   w->t_broad += lap(&t);
-  for (int k = 0; st == MS_OK && k < nhit; k++) {
-    const int *f = m->face + 3 * hit[2 * k + 1];
-    ms_sc_pair p = {MS_PAIR_PT, {hit[2 * k], f[0], f[1], f[2]}, 0};
-    st = candidate(m, w, x, p, r, sweep);
-  }
+  if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_PT, hit, nhit, r, sweep);
 
   // edge-edge: edges inflated by r/2 against each other
   w->t_narrow += lap(&t);
@@ -316,11 +347,7 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
                           ms_threads(m), &hit, &nhit);
   }
   w->t_broad += lap(&t);
-  for (int k = 0; st == MS_OK && k < nhit; k++) {
-    const int *a = m->fedge + 2 * hit[2 * k], *b = m->fedge + 2 * hit[2 * k + 1];
-    ms_sc_pair p = {MS_PAIR_EE, {a[0], a[1], b[0], b[1]}, 0};
-    st = candidate(m, w, x, p, r, sweep);
-  }
+  if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_EE, hit, nhit, r, sweep);
   if (st != MS_OK) return w->npair = w->nring = 0, st;
   vertex_pairs(m, w);
   w->t_narrow += lap(&t);

@@ -5,9 +5,9 @@
 * detection: msim's broad and narrow phase (spatial hash, exact distances; timed as energy(),
   which detects the pairs of a state and sums their energy) against ipctk's collision build
   (`NormalCollisions.build` with its default broad phase) on the same flat n x n cloth and the same
-  activation distance: twice the self-contact thickness;
+  activation distance: twice the self-contact thickness, both on 1 and on 2 threads;
 * a hanging n x n cloth with nothing touching: an FMS step (10 iterations) with and without
-  self_contact, their ratio;
+  self_contact, their ratio, on 1 and on 2 threads;
 * the folded cloth and the heap: the time per step and its self-contact phases (broad phase,
   narrow phase, bounds: `StepInfo.timings`), the pairs and the bounds' rounds per step, for FMS
   and implicit Euler.
@@ -34,37 +34,50 @@ def best(fn, repeats: int) -> float:
     return min(times)
 
 
+THREADS = (1, 2)
+
+
 def detection(n: int, repeats: int) -> None:
     mesh = msim.mesh.cloth_grid(n, n)
-    sim = msim.System(mesh.vertices, mesh.edges, faces=mesh.faces, self_contact=True)
-    ours = best(sim.energy, repeats)
-    print(f"detection, flat {n}x{n} cloth: msim {1e3 * ours:.2f} ms", end="")
     try:
         import ipctk
     except ImportError:
-        print(" (ipctk not installed)")
-        return
-    edges = ipctk.edges(mesh.faces)
-    collision_mesh = ipctk.CollisionMesh(mesh.vertices, edges, mesh.faces)
-    collisions = ipctk.NormalCollisions()
-    theirs = best(lambda: collisions.build(collision_mesh, mesh.vertices, 2 * sim.self_thickness),
-                  repeats)
-    print(f", ipctk NormalCollisions.build {1e3 * theirs:.2f} ms, ipctk / msim = {theirs / ours:.2f}")
+        ipctk = None
+    for threads in THREADS:
+        sim = msim.System(mesh.vertices, mesh.edges, faces=mesh.faces, self_contact=True,
+                          threads=threads)
+        ours = best(sim.energy, repeats)
+        print(f"detection, flat {n}x{n} cloth, {threads} thread(s): msim {1e3 * ours:.2f} ms",
+              end="")
+        if ipctk is None:
+            print(" (ipctk not installed)")
+            continue
+        ipctk.set_num_threads(threads)
+        edges = ipctk.edges(mesh.faces)
+        collision_mesh = ipctk.CollisionMesh(mesh.vertices, edges, mesh.faces)
+        collisions = ipctk.NormalCollisions()
+        theirs = best(lambda: collisions.build(collision_mesh, mesh.vertices,
+                                               2 * sim.self_thickness), repeats)
+        print(f", ipctk NormalCollisions.build {1e3 * theirs:.2f} ms, ipctk / msim = "
+              f"{theirs / ours:.2f}")
 
 
 def hanging(n: int, repeats: int) -> None:
-    plain = scenes.hanging_cloth(n).initial.copy()
     mesh = msim.mesh.cloth_grid(n, n)
-    touched = msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=1000.0,
-                          fixed=[0, n - 1], faces=mesh.faces, self_contact=True)
-    times = {}
-    for name, sim in (("without", plain), ("with", touched)):
-        for _ in range(10):
-            sim.step(1 / 30, "fms", history=False)
-        times[name] = best(lambda: sim.step(1 / 30, "fms", history=False), repeats)
-    print(f"hanging {n}x{n} cloth, fms step: {1e3 * times['without']:.2f} ms without "
-          f"self-contact, {1e3 * times['with']:.2f} ms with, ratio "
-          f"{times['with'] / times['without']:.2f}")
+    for threads in THREADS:
+        plain = scenes.hanging_cloth(n).initial.copy()
+        plain.threads = threads
+        touched = msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=1000.0,
+                              fixed=[0, n - 1], faces=mesh.faces, self_contact=True,
+                              threads=threads)
+        times = {}
+        for name, sim in (("without", plain), ("with", touched)):
+            for _ in range(10):
+                sim.step(1 / 30, "fms", history=False)
+            times[name] = best(lambda: sim.step(1 / 30, "fms", history=False), repeats)
+        print(f"hanging {n}x{n} cloth, fms step, {threads} thread(s): "
+              f"{1e3 * times['without']:.2f} ms without self-contact, {1e3 * times['with']:.2f} "
+              f"ms with, ratio {times['with'] / times['without']:.2f}")
 
 
 PHASES = ("broad_phase", "narrow_phase", "bounds")

@@ -101,11 +101,12 @@ typedef struct {
   int *range; /* (n, 6) */
 } boxes;
 
-/* one call: the sets, whether B is A, and the cell size [m] */
+/* one call: the sets, whether B is A, the cell size [m] and the threads of its passes */
 typedef struct {
   boxes a, b;
   int same;
   double cell;
+  int threads;
 } query;
 
 /* what the blocks of collect share */
@@ -175,16 +176,31 @@ static double cells(const double *lo, const double *hi, double cell, int c[6]) {
   return n <= MS_HASH_CELLS ? n : -1;
 }
 
-/* the cell ranges of s into s->range; the cells its hashed boxes cover in all, *big counting
- * the oversized ones */
-static double cover(const boxes *s, double cell, int *big) {
-  double total = 0, n;
+/* what the blocks of a pass over one set of boxes share */
+typedef struct {
+  const boxes *s;
+  double cell;
+} ranging;
+
+/* the cell ranges of boxes [lo, hi) */
+static void range_block(void *ctx, int lo, int hi) {
+  const ranging *c = ctx;
+  for (int i = lo; i < hi; i++)
+    cells(c->s->lo + 3 * (size_t)i, c->s->hi + 3 * (size_t)i, c->cell, c->s->range + 6 * (size_t)i);
+}
+
+/* the cell ranges of s into s->range (in parallel blocks); the cells its hashed boxes cover in
+ * all, *big counting the oversized ones */
+static double cover(const boxes *s, double cell, int threads, int *big) {
+  ranging c = {s, cell};
+  ms_blocks_on(threads, s->n, MS_HASH_BLOCK, range_block, &c);
+  double total = 0;
   for (int i = 0; i < s->n; i++) {
-    n = cells(s->lo + 3 * (size_t)i, s->hi + 3 * (size_t)i, cell, s->range + 6 * (size_t)i);
-    if (n < 0)
+    const int *r = s->range + 6 * (size_t)i;
+    if (r[3] < r[0])
       (*big)++;
     else
-      total += n;
+      total += (double)(r[3] - r[0] + 1) * (r[4] - r[1] + 1) * (r[5] - r[2] + 1);
   }
   return total;
 }
@@ -195,7 +211,8 @@ static double adapt_cell(const query *q) {
   double cell = q->cell, nbox = (double)q->a.n + (q->same ? 0 : q->b.n);
   for (;;) {
     int big = 0;
-    double n = cover(&q->a, cell, &big) + (q->same ? 0 : cover(&q->b, cell, &big));
+    double n =
+        cover(&q->a, cell, q->threads, &big) + (q->same ? 0 : cover(&q->b, cell, q->threads, &big));
     if ((n <= MS_HASH_SPAN * nbox + MS_HASH_SLACK && big <= MS_HASH_BIG) || !isfinite(2 * cell))
       return cell;
     cell *= 2;
@@ -385,14 +402,14 @@ static void collect_block(void *ctx, int lo, int hi) {
   pt->st = MS_OK;
 }
 
-/* the pairs of every box of A, in order, into w->pairs: blocks of A on `threads` threads, each
+/* the pairs of every box of A, in order, into w->pairs: blocks of A on q's threads, each
  * into its own part, joined in block order (so the same on any thread count) */
-static ms_status collect(ms_hash *w, const query *q, int threads) {
+static ms_status collect(ms_hash *w, const query *q) {
   size_t nblock = ((size_t)q->a.n + MS_HASH_BLOCK - 1) / MS_HASH_BLOCK, had = w->part.cap;
   if (reserve(&w->part, nblock, sizeof(part), had)) return MS_ENOMEM;
   if (w->part.cap > had) memset((part *)w->part.p + had, 0, (w->part.cap - had) * sizeof(part));
   collecting c = {w, q};
-  ms_blocks_on(threads, q->a.n, MS_HASH_BLOCK, collect_block, &c);
+  ms_blocks_on(q->threads, q->a.n, MS_HASH_BLOCK, collect_block, &c);
   const part *pt = w->part.p;
   size_t n = 0;
   for (size_t b = 0; b < nblock; b++) {
@@ -413,7 +430,7 @@ static ms_status collect(ms_hash *w, const query *q, int threads) {
 ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, int na,
                            const double *blo, const double *bhi, int nb, int same, double cell,
                            int threads, const int **pairs, int *npair) {
-  query q = {{alo, ahi, na, NULL}, {blo, bhi, nb, NULL}, same, cell};
+  query q = {{alo, ahi, na, NULL}, {blo, bhi, nb, NULL}, same, cell, threads};
   if (same) q.b = q.a;
   if (na < 0 || q.b.n < 0 || !(cell > 0 && isfinite(cell)) || !valid(&q.a) || !valid(&q.b))
     return MS_EINPUT;
@@ -426,7 +443,7 @@ ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, i
     q.cell = adapt_cell(&q);
     st = build(w, &q);
   }
-  if (st == MS_OK) st = collect(w, &q, threads);
+  if (st == MS_OK) st = collect(w, &q);
   if (st != MS_OK) {
     if (!*hp) ms_hash_free(w);
     return st;

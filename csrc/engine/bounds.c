@@ -73,9 +73,9 @@ static double box_gap(const ms_sc_pair *pr, const double *x) {
     double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
     for (int k = 0; k < 4; k++) {
       double c = x[3 * pr->v[k] + t];
-      lo[k >= na] = fmin(lo[k >= na], c), hi[k >= na] = fmax(hi[k >= na], c);
+      lo[k >= na] = ms_min(lo[k >= na], c), hi[k >= na] = ms_max(hi[k >= na], c);
     }
-    double g = fmax(0.0, fmax(lo[1] - hi[0], lo[0] - hi[1]));
+    double g = ms_max(0.0, ms_max(lo[1] - hi[0], lo[0] - hi[1]));
     g2 += g * g;
   }
   return sqrt(g2);
@@ -91,7 +91,7 @@ static double relative_move(const ms_sc_pair *pr, const double *dx, const double
       const double *ea = dx + 3 * pr->v[a], *eb = dx + 3 * pr->v[b];
       double sa = scale[pr->v[a]], sb = scale[pr->v[b]], r2 = 0;
       for (int t = 0; t < 3; t++) r2 += (sb * eb[t] - sa * ea[t]) * (sb * eb[t] - sa * ea[t]);
-      most = fmax(most, r2);
+      most = ms_max(most, r2);
     }
   return sqrt(most);
 }
@@ -113,12 +113,12 @@ static int pair_scales(const ms_model *m, const ms_self_ws *w, const double *x, 
     double slack = MS_SC_GAMMA * (box_gap(pr, x) - MS_SC_FLOOR * m->sc_thickness);
     if (relative_move(pr, dx, scale) <= 2 * slack) continue;
     double n[3], c[4], side[2] = {0, 0}, now[2] = {-INFINITY, -INFINITY},
-                       room = fmax(pair_plane(m, pr, x, n), 0.0);
+                       room = ms_max(pair_plane(m, pr, x, n), 0.0);
     int na = pr->kind == MS_PAIR_PT ? 1 : 2, fixed = 0;
     for (int k = 0; k < 4; k++) {
       c[k] = closing(pr, k, n, dx + 3 * pr->v[k]);
-      now[k >= na] = fmax(now[k >= na], c[k] * scale[pr->v[k]]);
-      side[k >= na] = fmax(side[k >= na], c[k]);
+      now[k >= na] = ms_max(now[k >= na], c[k] * scale[pr->v[k]]);
+      side[k >= na] = ms_max(side[k >= na], c[k]);
       fixed |= m->fixed[pr->v[k]];
     }
     if (now[0] + now[1] <= 2 * room) continue;

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "distance.h"
+#include "msim.h"
 
 /* edges count as parallel at sin^2 of their angle at most this */
 #define PARALLEL 1e-16
@@ -84,16 +85,11 @@ static void times_pow2(const double *x, int n, int k, double *y) {
   for (int i = 0; i < n; i++) y[i] = x[i] * f.value;
 }
 
-/* b when it is greater than a, else a (a NaN b ignored, as fmax does for a not NaN; inline) */
-static inline double raise_to(double a, double b) {
-  return b > a ? b : a;
-}
-
 /* xs = x 2^-e (exact), e the exponent of x's largest magnitude; returns e */
 static int normalise(const double *x, int n, double *xs) {
   double big = 0;
   int e = 0;
-  for (int i = 0; i < n; i++) big = raise_to(big, fabs(x[i]));
+  for (int i = 0; i < n; i++) big = ms_max(big, fabs(x[i]));
   if (big > 0 && isfinite(big)) frexp(big, &e);
   times_pow2(x, n, -e, xs);
   return e;
@@ -276,7 +272,7 @@ static double eval(const double *x, const feature *ft, double *grad, double *hes
 /* the pair's squared extent: the largest |x_i - x_0|^2 */
 static double extent2(const double *x) {
   double l2 = 0, d[3];
-  for (int i = 1; i < 4; i++) sub(x + 3 * i, x, d), l2 = raise_to(l2, dot(d, d));
+  for (int i = 1; i < 4; i++) sub(x + 3 * i, x, d), l2 = ms_max(l2, dot(d, d));
   return l2;
 }
 

@@ -453,14 +453,6 @@ ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, i
   return MS_OK;
 }
 
-/* the lesser and the greater of a and b, NaN when either is (inline, unlike libm's fmin) */
-static inline double lesser(double a, double b) {
-  return a < b || a != a ? a : b;
-}
-static inline double greater(double a, double b) {
-  return a > b || a != a ? a : b;
-}
-
 void ms_hash_boxes(const double *x, const double *dx, const int *idx, int n, int k, double r,
                    double *lo, double *hi) {
   for (int p = 0; p < n; p++)
@@ -469,7 +461,7 @@ void ms_hash_boxes(const double *x, const double *dx, const int *idx, int n, int
       for (int v = 0; v < k; v++) {
         size_t i = 3 * (size_t)(idx ? idx[k * (size_t)p + v] : p) + t;
         double c = x[i], e = dx ? c + dx[i] : c;
-        a = lesser(a, lesser(c, e)), b = greater(b, greater(c, e));
+        a = ms_min(a, ms_min(c, e)), b = ms_max(b, ms_max(c, e));
       }
       lo[3 * (size_t)p + t] = a - r, hi[3 * (size_t)p + t] = b + r;
     }

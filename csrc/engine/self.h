@@ -8,7 +8,8 @@
 #include "msim.h"
 
 /* one pair of primitives: kind MS_PAIR_PT (v: point, triangle) or MS_PAIR_EE (v: edge, edge);
- * ring: 1 when its vertices lie within the topological ring (no energy, bounds only) */
+ * ring: 1 for a pair that only bounds (no energy): its vertices lie within the topological
+ * ring, or a sweep of the step's end found it */
 typedef struct {
   int kind;
   int v[4];
@@ -116,8 +117,8 @@ double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, 
 ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r);
 /* the pairs a move from x by dx (nv,3) must keep apart: every pair that shares no vertex and
  * whose primitives' boxes swept along the straight paths come within the detection radius r
- * (inflated as detection's), kept whatever their distance at x; the vertices' nearest and
- * the gap stay those of the last detection */
+ * (inflated as detection's), kept whatever their distance at x and flagged to carry no energy;
+ * the vertices' nearest and the gap stay those of the last detection */
 ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const double *dx);
 double ms_self_radius(const ms_model *m);
 void ms_self_gather(const ms_sc_pair *p, const double *x, double q[12]);

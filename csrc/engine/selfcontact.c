@@ -14,6 +14,7 @@
  * Every sum runs over the pairs in their sorted order, serially, so no result depends on the
  * thread count.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,7 +225,8 @@ typedef struct {
 } narrowing;
 
 /* the hits [lo, hi): w->hdist their distances at x (-1: the pair shares a vertex; 0 unmeasured
- * in a sweep), w->hring their ring flags */
+ * in a sweep), w->hring their ring flags (1 for every pair of a sweep: its pairs bound the
+ * step's end, they carry no energy) */
 static void narrow_block(void *ctx, int lo, int hi) {
   const narrowing *c = ctx;
   int na = c->kind == MS_PAIR_PT ? 1 : 2;
@@ -235,7 +237,7 @@ static void narrow_block(void *ctx, int lo, int hi) {
     if (shares_vertex(p.v, na, 4)) continue;
     if (!c->sweep) ms_self_gather(&p, c->x, q);
     c->w->hdist[k] = c->sweep ? 0.0 : sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
-    c->w->hring[k] = (char)near_in_mesh(c->m, p.v, na);
+    c->w->hring[k] = (char)(c->sweep || near_in_mesh(c->m, p.v, na));
   }
 }
 
@@ -253,6 +255,9 @@ static ms_status keep_hits(const ms_model *m, ms_self_ws *w, const double *x, in
   }
   narrowing c = {m, w, x, hit, kind, sweep};
   ms_blocks(m, nhit, MS_SC_BLOCK, narrow_block, &c);
+  int kept = 0;
+  for (int k = 0; k < nhit; k++) kept += w->hdist[k] >= 0 && (sweep || w->hdist[k] < r);
+  if (kept > INT_MAX - w->npair || reserve(w, w->npair + kept) != MS_OK) return MS_ENOMEM;
   for (int k = 0; k < nhit; k++) {
     double dist = w->hdist[k];
     if (dist < 0 || (!sweep && !(dist < r))) continue;
@@ -260,8 +265,6 @@ static ms_status keep_hits(const ms_model *m, ms_self_ws *w, const double *x, in
     for (int v = 0; v < 4 && !sweep; v++) w->nearest[p.v[v]] = fmin(w->nearest[p.v[v]], dist);
     if (!sweep) w->gap = fmin(w->gap, dist);
     p.ring = w->hring[k];
-    ms_status st = reserve(w, w->npair + 1);
-    if (st != MS_OK) return st;
     w->pair[w->npair++] = p, w->nring += p.ring;
   }
   return MS_OK;

@@ -133,17 +133,9 @@ void ms_hash_free(void *ws) {
   free(w);
 }
 
-/* make b hold at least n elements of `size` bytes (and be allocated, even for n = 0), keeping
- * its first `keep`; 0, or -1 with b untouched when out of memory */
+/* make b hold at least n elements of `size` bytes, keeping its first `keep` (ms_grow) */
 static int reserve(buf *b, size_t n, size_t size, size_t keep) {
-  if (b->p && n <= b->cap) return 0;
-  size_t cap = n > b->cap + b->cap / 2 ? n : b->cap + b->cap / 2;
-  void *p = ms_alloc(cap, size);
-  if (!p) return -1;
-  if (keep) memcpy(p, b->p, keep * size);
-  free(b->p);
-  b->p = p, b->cap = cap;
-  return 0;
+  return ms_grow(&b->p, &b->cap, n, size, keep);
 }
 
 /* ---------------------------------------------------------------- boxes and cells */

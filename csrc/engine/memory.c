@@ -2,6 +2,7 @@
  * chosen allocation fail so that recovery from out-of-memory can be tested */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine.h"
 
@@ -18,4 +19,15 @@ void *ms_alloc(size_t n, size_t size) {
   }
   if (left == 1) return NULL;
   return calloc(n ? n : 1, size);
+}
+
+int ms_grow(void **p, size_t *cap, size_t n, size_t size, size_t keep) {
+  if (*p && n <= *cap) return 0;
+  size_t more = n > *cap + *cap / 2 ? n : *cap + *cap / 2;
+  void *q = ms_alloc(more, size);
+  if (!q) return -1;
+  if (keep) memcpy(q, *p, keep * size);
+  free(*p);
+  *p = q, *cap = more;
+  return 0;
 }

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "self.h"
+
 /* in a forked child, a lock that a thread which did not survive the fork was holding is
  * replaced, and the workspaces that thread may have been writing are dropped (leaked, as
  * they may be torn; the state itself is only written when a step succeeds) */
@@ -334,6 +336,35 @@ static PyObject *System_self_intersections(SystemObject *self, PyObject *unused)
   return PyLong_FromLong(count);
 }
 
+/* _swept_pairs(dx, moving) -> (k, 5) int64: the pairs that bound a move by dx (n,3) from the
+ * positions (ms_self_sweep, in moving frames or not), each as its kind (0 point-triangle,
+ * 1 edge-edge) and its four vertices: a test hook */
+static PyObject *System_swept_pairs(SystemObject *self, PyObject *args) {
+  PyObject *dx_obj;
+  int moving;
+  if (!PyArg_ParseTuple(args, "Op:_swept_pairs", &dx_obj, &moving) || check_ready(self))
+    return NULL;
+  if (!self->m.self_contact) {
+    PyErr_SetString(PyExc_ValueError, "self_contact: expected True for swept pairs, got False");
+    return NULL;
+  }
+  PyArrayObject *dx = get_points(dx_obj, "dx", self->m.nv);
+  if (!dx || sys_lock(self)) return Py_XDECREF(dx), NULL;
+  ms_status st = ms_self_sweep(&self->m, &self->d, self->d.x, PyArray_DATA(dx), moving);
+  npy_intp dims[2] = {st == MS_OK ? self->d.sc->npair : 0, 5};
+  PyObject *out = st == MS_OK ? PyArray_SimpleNew(2, dims, NPY_INT64) : NULL;
+  for (npy_intp p = 0; out && p < dims[0]; p++) {
+    const ms_sc_pair *pr = self->d.sc->pair + p;
+    int64_t *row = (int64_t *)PyArray_DATA((PyArrayObject *)out) + 5 * p;
+    row[0] = pr->kind == MS_PAIR_EE;
+    for (int k = 0; k < 4; k++) row[k + 1] = pr->v[k];
+  }
+  sys_unlock(self);
+  Py_DECREF(dx);
+  if (st != MS_OK) return PyErr_NoMemory();
+  return out;
+}
+
 /* per-vertex state arrays: 0 positions, 1 velocities, 2 external forces, and the state one step
  * back (the bdf2 history): 3 positions, 4 velocities */
 const char *const points_name[5] = {"positions", "velocities", "external_forces",
@@ -462,6 +493,10 @@ static PyMethodDef System_methods[] = {
      "self_intersections() -> the number of (triangle edge, triangle) pairs of faces that "
      "cross now, touching included, pairs sharing a vertex excepted: an exact test, zero at "
      "every step of a run with self_contact"},
+    {"_swept_pairs", (PyCFunction)System_swept_pairs, METH_VARARGS,
+     "_swept_pairs(dx, moving) -> (k, 5) int64: the pairs that bound a move by dx from the "
+     "positions, swept in moving frames or in the positions' frame, as kind (0 point-triangle, "
+     "1 edge-edge) and four vertices (a test hook)"},
     {"forces", (PyCFunction)System_forces, METH_NOARGS,
      "forces() -> (n,3) spring, gravity, contact, self-contact and external force on every "
      "vertex [N]"},

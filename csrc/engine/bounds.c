@@ -194,22 +194,32 @@ static int deviations(const ms_model *m, ms_self_ws *w, const double *x, const d
   return inside;
 }
 
+/* w->scale: the fraction of its deviation each vertex keeps under w's pairs from x; the
+ * number of free vertices cut */
+static int scales(const ms_model *m, ms_self_ws *w, const double *x) {
+  int cut = 0;
+  for (int i = 0; i < m->nv; i++) w->scale[i] = 1.0;
+  while (pair_scales(m, w, x, w->dev, w->scale)) continue;
+  for (int i = 0; i < m->nv; i++) cut += w->scale[i] < 1.0 && !m->fixed[i];
+  return cut;
+}
+
 /* one round's cut from x toward target: the common translation u, each vertex's deviation
  * (w->dev) and the fraction of it the round's pairs allow (w->scale); *cut counts the free
- * vertices cut */
+ * vertices cut. A sweep in frames moving with the mesh holds for whole paths: when its pairs
+ * cut some, the paths are swept again in x's frame, which holds for paths cut short */
 static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, const double *target,
                               ms_sc_round kind, double u[3], int *cut) {
   ms_self_ws *w = d->sc;
   int inside = deviations(m, w, x, target, kind != MS_SC_AGAIN, u);
-  if (kind == MS_SC_AGAIN || (kind == MS_SC_FIRST && !inside)) {
-    ms_status st = ms_self_sweep(m, d, x, w->dev);
-    if (st != MS_OK) return st;
+  if (kind == MS_SC_ITERATE || (kind == MS_SC_FIRST && inside)) {
+    *cut = scales(m, w, x);
+    return MS_OK;
   }
-  for (int i = 0; i < m->nv; i++) w->scale[i] = 1.0;
-  while (pair_scales(m, w, x, w->dev, w->scale)) continue;
-  *cut = 0;
-  for (int i = 0; i < m->nv; i++) *cut += w->scale[i] < 1.0 && !m->fixed[i];
-  return MS_OK;
+  ms_status st = MS_OK;
+  for (int moving = 1; moving >= 0 && st == MS_OK; moving--)
+    if ((st = ms_self_sweep(m, d, x, w->dev, moving)) == MS_OK && !(*cut = scales(m, w, x))) break;
+  return st;
 }
 
 /* out = x + u + scale dev for the free vertices of round_scales's last round from x toward

@@ -445,15 +445,14 @@ ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, i
   return MS_OK;
 }
 
-void ms_hash_boxes(const double *x, const double *dx, const int *idx, int n, int k, double r,
-                   double *lo, double *hi) {
+void ms_hash_boxes(const double *x, const int *idx, int n, int k, double r, double *lo,
+                   double *hi) {
   for (int p = 0; p < n; p++)
     for (int t = 0; t < 3; t++) {
       double a = INFINITY, b = -INFINITY;
       for (int v = 0; v < k; v++) {
-        size_t i = 3 * (size_t)(idx ? idx[k * (size_t)p + v] : p) + t;
-        double c = x[i], e = dx ? c + dx[i] : c;
-        a = ms_min(a, ms_min(c, e)), b = ms_max(b, ms_max(c, e));
+        double c = x[3 * (size_t)(idx ? idx[k * (size_t)p + v] : p) + t];
+        a = ms_min(a, c), b = ms_max(b, c);
       }
       lo[3 * (size_t)p + t] = a - r, hi[3 * (size_t)p + t] = b + r;
     }

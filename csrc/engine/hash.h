@@ -25,9 +25,6 @@ ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, i
                            int threads, const int **pairs, int *npair);
 /* the bounding boxes lo, hi (3 n each) of n primitives of k vertices each (k = 1 points,
  * 2 edges, 3 triangles; idx (n, k) their vertex indices into x (nv,3), or NULL when the
- * primitives are the points of x, k = 1), inflated by r >= 0; when dx (nv,3) is given, each box
- * holds the primitive at x + dx too, and so every point of it on the straight paths of its
- * vertices from x to x + dx */
-void ms_hash_boxes(const double *x, const double *dx, const int *idx, int n, int k, double r,
-                   double *lo, double *hi);
+ * primitives are the points of x, k = 1), inflated by r >= 0 */
+void ms_hash_boxes(const double *x, const int *idx, int n, int k, double r, double *lo, double *hi);
 #endif

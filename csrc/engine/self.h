@@ -6,6 +6,7 @@
 #include "distance.h"
 #include "hash.h"
 #include "msim.h"
+#include "sweep.h"
 
 /* one pair of primitives: kind MS_PAIR_PT (v: point, triangle) or MS_PAIR_EE (v: edge, edge);
  * ring: 1 for a pair that only bounds (no energy): its vertices lie within the topological
@@ -28,6 +29,7 @@ typedef struct {
 /* the workspace of self-contact (selfcontact.c, read by bounds.c) */
 struct ms_self_ws {
   ms_hash *hash;
+  ms_sweep *sweep;
   double *plo, *phi;    /* (nv,3) point boxes */
   double *elo, *ehi;    /* (ne,3) edge boxes */
   double *flo, *fhi;    /* (nf,3) triangle boxes */
@@ -116,10 +118,12 @@ double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, 
  * (capped at r; INFINITY for a vertex in no triangle) */
 ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r);
 /* the pairs a move from x by dx (nv,3) must keep apart: every pair that shares no vertex and
- * whose primitives' boxes swept along the straight paths come within the detection radius r
- * (inflated as detection's), kept whatever their distance at x and flagged to carry no energy;
+ * whose points may come within the detection radius r on the straight paths (sweep.c: moving
+ * 1, swept in frames that move with the mesh, for these paths only; 0, in x's frame, also for
+ * any of them cut short), kept whatever their distance at x and flagged to carry no energy;
  * the vertices' nearest and the gap stay those of the last detection */
-ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const double *dx);
+ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const double *dx,
+                        int moving);
 double ms_self_radius(const ms_model *m);
 void ms_self_gather(const ms_sc_pair *p, const double *x, double q[12]);
 

@@ -28,6 +28,7 @@ void ms_self_free(void *ws) {
   ms_self_ws *w = ws;
   if (!w) return;
   ms_hash_free(w->hash);
+  ms_sweep_free(w->sweep);
   free(w->plo), free(w->phi), free(w->elo), free(w->ehi), free(w->flo), free(w->fhi);
   free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale);
   free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept), free(w->stiff);
@@ -301,16 +302,6 @@ static double cell_size(const ms_model *m, const double *x, double r) {
   return c > 0 && isfinite(c) ? c : 1.0;
 }
 
-/* the mean length of the moves dx (nv,3) of the triangles' vertices [m] */
-static double mean_move(const ms_model *m, const double *dx) {
-  double sum = 0;
-  for (int k = 0; k < 3 * m->nf; k++) {
-    const double *e = dx + 3 * m->face[k];
-    sum += sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
-  }
-  return m->nf ? sum / (3 * m->nf) : 0.0;
-}
-
 /* the seconds since *t, which becomes now */
 static double lap(double *t) {
   double now = ms_clock(), since = now - *t;
@@ -319,38 +310,40 @@ static double lap(double *t) {
 }
 
 /* the pairs found from x: within r at x, each vertex's nearest and the gap at x (dx NULL), or
- * every pair whose sweep from x to x + dx comes within r (nearest and gap left) */
+ * every pair whose paths from x to x + dx may come within r (sweep.c, in moving frames or in
+ * x's; nearest and gap left) */
 static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, const double *dx,
-                            double r) {
+                            int moving, double r) {
   ms_self_ws *w;
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
-  const int *hit;
-  int nhit;
-  int sweep = dx != NULL;
-  double cell = cell_size(m, x, r) + (sweep ? mean_move(m, dx) : 0.0), t = ms_clock();
+  const int *pt, *ee;
+  int npt = 0, nee = 0, sweep = dx != NULL;
+  double cell = cell_size(m, x, r), t = ms_clock();
   w->npair = w->nring = 0;
   for (int v = 0; v < m->nv && !sweep; v++) w->nearest[v] = INFINITY; /* no triangle: unbounded */
   for (int k = 0; k < 3 * m->nf && !sweep; k++) w->nearest[m->face[k]] = r;
   if (!sweep) w->gap = r;
 
-  // point-triangle: points inflated by r against the triangles
-  ms_hash_boxes(x, dx, NULL, m->nv, 1, r, w->plo, w->phi);
-  ms_hash_boxes(x, dx, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
-  st = ms_hash_overlaps(&w->hash, w->plo, w->phi, m->nv, w->flo, w->fhi, m->nf, 0, cell,
-                        ms_threads(m), &hit, &nhit);
-  w->t_broad += lap(&t);
-  if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_PT, hit, nhit, r, sweep);
-
-  // edge-edge: edges inflated by r/2 against each other
-  w->t_narrow += lap(&t);
-  if (st == MS_OK) {
-    ms_hash_boxes(x, dx, m->fedge, m->ne, 2, 0.5 * r, w->elo, w->ehi);
-    st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->elo, w->ehi, m->ne, 1, cell,
-                          ms_threads(m), &hit, &nhit);
+  // the broad phase: points inflated by r against the triangles, edges by r/2 against edges
+  if (sweep) {
+    st = ms_sweep_pairs(&w->sweep, m, x, dx, moving, r, cell, ms_threads(m), &pt, &npt, &ee, &nee);
+  } else {
+    ms_hash_boxes(x, NULL, m->nv, 1, r, w->plo, w->phi);
+    ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
+    st = ms_hash_overlaps(&w->hash, w->plo, w->phi, m->nv, w->flo, w->fhi, m->nf, 0, cell,
+                          ms_threads(m), &pt, &npt);
   }
   w->t_broad += lap(&t);
-  if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_EE, hit, nhit, r, sweep);
+  if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_PT, pt, npt, r, sweep);
+  w->t_narrow += lap(&t);
+  if (st == MS_OK && !sweep) {
+    ms_hash_boxes(x, m->fedge, m->ne, 2, 0.5 * r, w->elo, w->ehi);
+    st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->elo, w->ehi, m->ne, 1, cell,
+                          ms_threads(m), &ee, &nee);
+  }
+  w->t_broad += lap(&t);
+  if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_EE, ee, nee, r, sweep);
   if (st != MS_OK) return w->npair = w->nring = 0, st;
   vertex_pairs(m, w);
   w->t_narrow += lap(&t);
@@ -358,11 +351,12 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
 }
 
 ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r) {
-  return find_pairs(m, d, x, NULL, r);
+  return find_pairs(m, d, x, NULL, 0, r);
 }
 
-ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const double *dx) {
-  return find_pairs(m, d, x, dx, ms_self_radius(m));
+ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const double *dx,
+                        int moving) {
+  return find_pairs(m, d, x, dx, moving, ms_self_radius(m));
 }
 
 ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int *count) {
@@ -372,8 +366,8 @@ ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int 
   const int *hit;
   int nhit;
   *count = 0;
-  ms_hash_boxes(x, NULL, m->fedge, m->ne, 2, 0.0, w->elo, w->ehi);
-  ms_hash_boxes(x, NULL, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
+  ms_hash_boxes(x, m->fedge, m->ne, 2, 0.0, w->elo, w->ehi);
+  ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
   st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->flo, w->fhi, m->nf, 0,
                         cell_size(m, x, 0.0), ms_threads(m), &hit, &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {

@@ -1,0 +1,304 @@
+/* sweep.c: the primitive pairs a move may bring within a radius, found patch by patch, each
+ * patch in a frame that moves with it
+ *
+ * Two primitives whose vertices move along straight paths x + s dx (s in [0, 1]) come within
+ * r of each other only if, in any frame moving by s c (one c for both), the boxes of their
+ * paths, inflated as detection's (points by r, edges by r/2, triangles not), overlap:
+ * subtracting s c from both of two points leaves their difference as it was. In one frame for
+ * the whole mesh, the paths of a cloth that swings or sags far in one step are long, and their
+ * boxes overlap those of many neighbours that move alongside. So the vertices are grouped into
+ * patches, the cubes of side MS_SWEEP_PATCH cells their positions lie in; patch P moves with
+ * c_P, the mean displacement of its vertices, and each primitive's box holds its path in the
+ * frame of its first vertex's patch. A primitive a of P meets a primitive b of Q in Q's frame,
+ * where a's path is its path in P's frame shifted by s (c_P - c_Q): a's box grown by the
+ * segment from 0 to c_P - c_Q holds it. Pairs of patches are tested first, by the same rule on
+ * the union of their primitives' boxes; then the primitives of each pair of patches that meet
+ * go through the broad phase (hash.c): P's points against Q's triangles and Q's points against
+ * P's (once when P is Q), P's edges against Q's. Each pair of primitives belongs to one pair of
+ * patches and is found once. Patches, their pairs and their primitives are visited in a fixed
+ * order, so the pairs come out the same on every run and thread count.
+ *
+ * The frames serve the paths they were made for. A vertex whose move is cut short to
+ * x + sigma dx leaves its path in a moving frame (standing still, it moves by -s c_P there), so
+ * the bounds, which cut moves, sweep again in the frame of x (c = 0 for every patch) when they
+ * cut any: there the box of a path holds every part of it, x + s sigma dx for s, sigma in
+ * [0, 1].
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "sweep.h"
+
+/* a patch's side, in the broad phase's cells */
+#define MS_SWEEP_PATCH 8
+
+enum { MS_POINTS, MS_EDGES, MS_TRIANGLES, MS_KINDS };
+
+/* one kind of primitive, gathered patch by patch */
+typedef struct {
+  const int *idx;  /* (n, k) vertex indices; NULL: the points themselves */
+  int n, k;        /* primitives, vertices each */
+  double r;        /* the inflation of their boxes [m] */
+  int *start;      /* (npatch + 1) patch P's are member[start[P] .. start[P+1]) */
+  int *member;     /* (n) the primitives, patch by patch, ascending in each */
+  double *lo, *hi; /* (n, 3) their boxes in their patches' frames, in member order */
+} kind;
+
+/* one side of a pair of patches: the primitives that may meet the other patch, their boxes in
+ * the other's frame */
+typedef struct {
+  double *lo, *hi; /* (n, 3) */
+  int *id;         /* (n) the primitives */
+  int n;
+} side;
+
+struct ms_sweep {
+  ms_hash *hash;
+  void *pair[2]; /* (npair[k], 2) int: the point-triangle and the edge-edge pairs found */
+  size_t cap[2]; /* ints allocated */
+  int npair[2];
+};
+
+/* what one sweep works on */
+typedef struct {
+  const ms_model *m;
+  const double *x, *dx;
+  int npatch;
+  int *patch;        /* (nv) each vertex's patch */
+  double *c;         /* (npatch, 3) each patch's mean displacement: its frame's */
+  double *plo, *phi; /* (npatch, 3) the union of each patch's primitives' boxes */
+  kind kinds[MS_KINDS];
+  side a, b;   /* scratch of the largest kind's size: the two sides of a pair of patches */
+  double cell; /* the cell of the broad phase [m] */
+  int threads;
+} sweeping;
+
+void ms_sweep_free(void *ws) {
+  ms_sweep *w = ws;
+  if (!w) return;
+  ms_hash_free(w->hash);
+  free(w->pair[0]), free(w->pair[1]), free(w);
+}
+
+/* ---------------------------------------------------------------- patches and frames */
+
+/* a vertex and the cube of its patch */
+typedef struct {
+  int64_t c[3];
+  int v;
+} cube;
+
+static int same_cube(const cube *p, const cube *q) {
+  return p->c[0] == q->c[0] && p->c[1] == q->c[1] && p->c[2] == q->c[2];
+}
+
+static int compare_cubes(const void *a, const void *b) {
+  const cube *p = a, *q = b;
+  for (int t = 2; t >= 0; t--)
+    if (p->c[t] != q->c[t]) return p->c[t] < q->c[t] ? -1 : 1;
+  return (p->v > q->v) - (p->v < q->v);
+}
+
+/* s->patch and s->npatch: the cubes of side L the vertices lie in (q: nv scratch), numbered
+ * in the cubes' order */
+static void patches(sweeping *s, double L, cube *q) {
+  int nv = s->m->nv;
+  for (int v = 0; v < nv; v++) {
+    for (int t = 0; t < 3; t++) q[v].c[t] = (int64_t)floor(s->x[3 * v + t] / L);
+    q[v].v = v;
+  }
+  qsort(q, nv, sizeof(cube), compare_cubes);
+  s->npatch = 0;
+  for (int k = 0; k < nv; k++) {
+    s->npatch += k == 0 || !same_cube(q + k, q + k - 1);
+    s->patch[q[k].v] = s->npatch - 1;
+  }
+}
+
+/* s->c: each patch's mean displacement (count: npatch zeros of scratch) */
+static void frames(sweeping *s, int *count) {
+  for (int v = 0; v < s->m->nv; v++) {
+    for (int t = 0; t < 3; t++) s->c[3 * s->patch[v] + t] += s->dx[3 * v + t];
+    count[s->patch[v]]++;
+  }
+  for (int p = 0; p < s->npatch; p++)
+    for (int t = 0; t < 3; t++) s->c[3 * p + t] /= count[p];
+}
+
+/* the kind's primitives by the patch of their first vertex (a counting sort), and their boxes
+ * over their paths in that patch's frame; each widens its patch's box */
+static void gather(sweeping *s, kind *k) {
+  for (int p = 0; p < k->n; p++) k->start[s->patch[k->idx ? k->idx[k->k * p] : p] + 1]++;
+  for (int P = 0; P < s->npatch; P++) k->start[P + 1] += k->start[P];
+  for (int p = 0; p < k->n; p++) k->member[k->start[s->patch[k->idx ? k->idx[k->k * p] : p]]++] = p;
+  for (int P = s->npatch; P > 0; P--) k->start[P] = k->start[P - 1];
+  k->start[0] = 0;
+  for (int j = 0; j < k->n; j++) {
+    int p = k->member[j], P = s->patch[k->idx ? k->idx[k->k * p] : p];
+    for (int t = 0; t < 3; t++) {
+      double a = INFINITY, b = -INFINITY;
+      for (int v = 0; v < k->k; v++) {
+        size_t i = 3 * (size_t)(k->idx ? k->idx[k->k * p + v] : p) + t;
+        double e = s->x[i] + s->dx[i] - s->c[3 * P + t];
+        a = ms_min(a, ms_min(s->x[i], e)), b = ms_max(b, ms_max(s->x[i], e));
+      }
+      k->lo[3 * j + t] = a - k->r, k->hi[3 * j + t] = b + k->r;
+      s->plo[3 * P + t] = ms_min(s->plo[3 * P + t], k->lo[3 * j + t]);
+      s->phi[3 * P + t] = ms_max(s->phi[3 * P + t], k->hi[3 * j + t]);
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- pairs */
+
+/* the boxes lo, hi of P's and of Q's (patch or primitive) overlap once P's are grown by the
+ * segment from 0 to c_P - c_Q */
+static int shifted_overlap(const double *lo, const double *hi, const double *d, const double *qlo,
+                           const double *qhi) {
+  for (int t = 0; t < 3; t++)
+    if (lo[t] + ms_min(d[t], 0.0) > qhi[t] || qlo[t] > hi[t] + ms_max(d[t], 0.0)) return 0;
+  return 1;
+}
+
+/* append the broad phase's hits (i of side a, j of side b) to w's list `which` as pairs of
+ * primitives, lower edge first for edges */
+static ms_status append(ms_sweep *w, int which, const side *a, const side *b, const int *hit,
+                        int nhit) {
+  size_t n = 2 * ((size_t)w->npair[which] + nhit);
+  if (nhit > INT_MAX - w->npair[which] ||
+      ms_grow(&w->pair[which], &w->cap[which], n, sizeof(int), 2 * (size_t)w->npair[which]))
+    return MS_ENOMEM;
+  int *out = (int *)w->pair[which] + 2 * (size_t)w->npair[which];
+  for (int h = 0; h < nhit; h++) {
+    int i = a->id[hit[2 * h]], j = b->id[hit[2 * h + 1]], swap = which == 1 && j < i;
+    out[2 * h] = swap ? j : i, out[2 * h + 1] = swap ? i : j;
+  }
+  w->npair[which] += nhit;
+  return MS_OK;
+}
+
+/* into out, k's primitives of patch P whose boxes, grown by the segment from 0 to d, overlap
+ * the box (lo, hi) */
+static void facing(const kind *k, int P, const double d[3], const double *lo, const double *hi,
+                   side *out) {
+  out->n = 0;
+  for (int j = k->start[P]; j < k->start[P + 1]; j++) {
+    if (!shifted_overlap(k->lo + 3 * j, k->hi + 3 * j, d, lo, hi)) continue;
+    for (int t = 0; t < 3; t++) {
+      out->lo[3 * out->n + t] = k->lo[3 * j + t] + ms_min(d[t], 0.0);
+      out->hi[3 * out->n + t] = k->hi[3 * j + t] + ms_max(d[t], 0.0);
+    }
+    out->id[out->n++] = k->member[j];
+  }
+}
+
+/* the pairs of a's primitives in patch P and b's in Q, into w's list `which`, compared in Q's
+ * frame: only those of P whose boxes (grown by c_P - c_Q) meet Q's box, and those of Q that
+ * meet P's box so grown, take part. same: a is b and P is Q, all take part */
+static ms_status patch_pair(ms_sweep *w, sweeping *s, int which, const kind *a, int P,
+                            const kind *b, int Q, int same) {
+  double d[3], none[3] = {0, 0, 0}, plo[3], phi[3];
+  for (int t = 0; t < 3; t++) {
+    d[t] = s->c[3 * P + t] - s->c[3 * Q + t];
+    plo[t] = s->plo[3 * P + t] + ms_min(d[t], 0.0), phi[t] = s->phi[3 * P + t] + ms_max(d[t], 0.0);
+  }
+  facing(a, P, d, s->plo + 3 * Q, s->phi + 3 * Q, &s->a);
+  if (!same) facing(b, Q, none, plo, phi, &s->b);
+  const side *sb = same ? &s->a : &s->b;
+  if (!s->a.n || !sb->n) return MS_OK;
+  const int *hit;
+  int nhit;
+  ms_status st = ms_hash_overlaps(&w->hash, s->a.lo, s->a.hi, s->a.n, sb->lo, sb->hi, sb->n, same,
+                                  s->cell, s->threads, &hit, &nhit);
+  return st == MS_OK ? append(w, which, &s->a, sb, hit, nhit) : st;
+}
+
+/* the pairs of primitives of patches P and Q (P <= Q) */
+static ms_status patches_pair(ms_sweep *w, sweeping *s, int P, int Q) {
+  const kind *pts = s->kinds + MS_POINTS, *edges = s->kinds + MS_EDGES,
+             *tris = s->kinds + MS_TRIANGLES;
+  ms_status st = patch_pair(w, s, 0, pts, P, tris, Q, 0);
+  if (st == MS_OK && P != Q) st = patch_pair(w, s, 0, pts, Q, tris, P, 0);
+  if (st == MS_OK) st = patch_pair(w, s, 1, edges, P, edges, Q, P == Q);
+  return st;
+}
+
+/* every pair of patches that may meet, and their primitives' pairs */
+static ms_status all_pairs(ms_sweep *w, sweeping *s) {
+  ms_status st = MS_OK;
+  for (int P = 0; P < s->npatch && st == MS_OK; P++)
+    for (int Q = P; Q < s->npatch && st == MS_OK; Q++) {
+      double d[3];
+      for (int t = 0; t < 3; t++) d[t] = s->c[3 * P + t] - s->c[3 * Q + t];
+      if (shifted_overlap(s->plo + 3 * P, s->phi + 3 * P, d, s->plo + 3 * Q, s->phi + 3 * Q))
+        st = patches_pair(w, s, P, Q);
+    }
+  return st;
+}
+
+/* ---------------------------------------------------------------- entry point */
+
+/* the mean length of the vertices' moves in their patches' frames [m] */
+static double frame_move(const sweeping *s) {
+  double sum = 0;
+  for (int v = 0; v < s->m->nv; v++) {
+    double l2 = 0;
+    for (int t = 0; t < 3; t++) {
+      double e = s->dx[3 * v + t] - s->c[3 * s->patch[v] + t];
+      l2 += e * e;
+    }
+    sum += sqrt(l2);
+  }
+  return s->m->nv ? sum / s->m->nv : 0.0;
+}
+
+ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, const double *dx,
+                         int moving, double r, double cell, int threads, const int **pt, int *npt,
+                         const int **ee, int *nee) {
+  ms_sweep *w = *sp ? *sp : ms_alloc(1, sizeof(ms_sweep));
+  if (!w) return MS_ENOMEM;
+  *sp = w;
+  size_t nv = m->nv, ne = m->ne, nf = m->nf, big = nv > ne ? nv : ne;
+  big = big > nf ? big : nf;
+  sweeping s = {m, x, dx, 0, .cell = cell, .threads = threads};
+  const int *idx[MS_KINDS] = {NULL, m->fedge, m->face}, n[MS_KINDS] = {m->nv, m->ne, m->nf};
+  const double inflate[MS_KINDS] = {r, 0.5 * r, 0.0};
+  cube *q = ms_alloc(nv, sizeof(cube));
+  int *count = ms_alloc(nv, sizeof(int));
+  s.patch = ms_alloc(nv, sizeof(int)), s.c = ms_alloc(3 * nv, sizeof(double));
+  s.plo = ms_alloc(3 * nv, sizeof(double)), s.phi = ms_alloc(3 * nv, sizeof(double));
+  int ok = q && count && s.patch && s.c && s.plo && s.phi;
+  for (side *sd = &s.a; sd <= &s.b; sd++) {
+    sd->lo = ms_alloc(3 * big, sizeof(double)), sd->hi = ms_alloc(3 * big, sizeof(double));
+    sd->id = ms_alloc(big, sizeof(int));
+    ok &= sd->lo && sd->hi && sd->id;
+  }
+  for (int k = 0; k < MS_KINDS; k++) {
+    kind *kd = s.kinds + k;
+    *kd = (kind){.idx = idx[k], .n = n[k], .k = k + 1, .r = inflate[k]};
+    kd->start = ms_alloc(nv + 1, sizeof(int)), kd->member = ms_alloc(n[k], sizeof(int));
+    kd->lo = ms_alloc(3 * (size_t)n[k], sizeof(double));
+    kd->hi = ms_alloc(3 * (size_t)n[k], sizeof(double));
+    ok &= kd->start && kd->member && kd->lo && kd->hi;
+  }
+  ms_status st = ok ? MS_OK : MS_ENOMEM;
+  w->npair[0] = w->npair[1] = 0;
+  if (st == MS_OK) {
+    // patches of side L, their frames and the boxes of their primitives in them
+    patches(&s, MS_SWEEP_PATCH * cell, q);
+    if (moving) frames(&s, count); /* else every frame is x's: c = 0 */
+    s.cell += frame_move(&s);
+    for (int k = 0; k < 3 * s.npatch; k++) s.plo[k] = INFINITY, s.phi[k] = -INFINITY;
+    for (int k = 0; k < MS_KINDS; k++) gather(&s, s.kinds + k);
+    st = all_pairs(w, &s);
+  }
+  for (int k = 0; k < MS_KINDS; k++)
+    free(s.kinds[k].start), free(s.kinds[k].member), free(s.kinds[k].lo), free(s.kinds[k].hi);
+  for (side *sd = &s.a; sd <= &s.b; sd++) free(sd->lo), free(sd->hi), free(sd->id);
+  free(q), free(count), free(s.patch), free(s.c), free(s.plo), free(s.phi);
+  if (st != MS_OK) return w->npair[0] = w->npair[1] = 0, st;
+  *pt = w->pair[0], *npt = w->npair[0], *ee = w->pair[1], *nee = w->npair[1];
+  return MS_OK;
+}

@@ -61,17 +61,25 @@ struct ms_sweep {
   int npair[2];
 };
 
+/* a vertex and the cube of its patch */
+typedef struct {
+  int64_t c[3];
+  int v;
+} cube;
+
 /* what one sweep works on */
 typedef struct {
   const ms_model *m;
   const double *x, *dx;
   int npatch;
+  cube *cube;        /* (nv) scratch: the vertices by the cubes of their patches */
+  int *count;        /* (nv) scratch: each patch's vertices */
   int *patch;        /* (nv) each vertex's patch */
   double *c;         /* (npatch, 3) each patch's mean displacement: its frame's */
   double *plo, *phi; /* (npatch, 3) the union of each patch's primitives' boxes */
   kind kinds[MS_KINDS];
-  side a, b;   /* scratch of the largest kind's size: the two sides of a pair of patches */
-  double cell; /* the cell of the broad phase [m] */
+  side side[2]; /* scratch of the largest kind's size: the two sides of a pair of patches */
+  double cell;  /* the cell of the broad phase [m] */
   int threads;
 } sweeping;
 
@@ -84,12 +92,6 @@ void ms_sweep_free(void *ws) {
 
 /* ---------------------------------------------------------------- patches and frames */
 
-/* a vertex and the cube of its patch */
-typedef struct {
-  int64_t c[3];
-  int v;
-} cube;
-
 static int same_cube(const cube *p, const cube *q) {
   return p->c[0] == q->c[0] && p->c[1] == q->c[1] && p->c[2] == q->c[2];
 }
@@ -101,10 +103,11 @@ static int compare_cubes(const void *a, const void *b) {
   return (p->v > q->v) - (p->v < q->v);
 }
 
-/* s->patch and s->npatch: the cubes of side L the vertices lie in (q: nv scratch), numbered
- * in the cubes' order */
-static void patches(sweeping *s, double L, cube *q) {
+/* s->patch and s->npatch: the cubes of side L the vertices lie in, numbered in the cubes'
+ * order */
+static void patches(sweeping *s, double L) {
   int nv = s->m->nv;
+  cube *q = s->cube;
   for (int v = 0; v < nv; v++) {
     for (int t = 0; t < 3; t++) q[v].c[t] = (int64_t)floor(s->x[3 * v + t] / L);
     q[v].v = v;
@@ -117,8 +120,9 @@ static void patches(sweeping *s, double L, cube *q) {
   }
 }
 
-/* s->c: each patch's mean displacement (count: npatch zeros of scratch) */
-static void frames(sweeping *s, int *count) {
+/* s->c: each patch's mean displacement */
+static void frames(sweeping *s) {
+  int *count = s->count;
   for (int v = 0; v < s->m->nv; v++) {
     for (int t = 0; t < 3; t++) s->c[3 * s->patch[v] + t] += s->dx[3 * v + t];
     count[s->patch[v]]++;
@@ -204,15 +208,15 @@ static ms_status patch_pair(ms_sweep *w, sweeping *s, int which, const kind *a, 
     d[t] = s->c[3 * P + t] - s->c[3 * Q + t];
     plo[t] = s->plo[3 * P + t] + ms_min(d[t], 0.0), phi[t] = s->phi[3 * P + t] + ms_max(d[t], 0.0);
   }
-  facing(a, P, d, s->plo + 3 * Q, s->phi + 3 * Q, &s->a);
-  if (!same) facing(b, Q, none, plo, phi, &s->b);
-  const side *sb = same ? &s->a : &s->b;
-  if (!s->a.n || !sb->n) return MS_OK;
+  side *sa = s->side, *sb = same ? s->side : s->side + 1;
+  facing(a, P, d, s->plo + 3 * Q, s->phi + 3 * Q, sa);
+  if (!same) facing(b, Q, none, plo, phi, sb);
+  if (!sa->n || !sb->n) return MS_OK;
   const int *hit;
   int nhit;
-  ms_status st = ms_hash_overlaps(&w->hash, s->a.lo, s->a.hi, s->a.n, sb->lo, sb->hi, sb->n, same,
+  ms_status st = ms_hash_overlaps(&w->hash, sa->lo, sa->hi, sa->n, sb->lo, sb->hi, sb->n, same,
                                   s->cell, s->threads, &hit, &nhit);
-  return st == MS_OK ? append(w, which, &s->a, sb, hit, nhit) : st;
+  return st == MS_OK ? append(w, which, sa, sb, hit, nhit) : st;
 }
 
 /* the pairs of primitives of patches P and Q (P <= Q) */
@@ -254,50 +258,60 @@ static double frame_move(const sweeping *s) {
   return s->m->nv ? sum / s->m->nv : 0.0;
 }
 
-ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, const double *dx,
-                         int moving, double r, double cell, int threads, const int **pt, int *npt,
-                         const int **ee, int *nee) {
-  ms_sweep *w = *sp ? *sp : ms_alloc(1, sizeof(ms_sweep));
-  if (!w) return MS_ENOMEM;
-  *sp = w;
+/* s's arrays for m, its kinds inflated for the radius r; 1, or 0 when out of memory (unmake
+ * frees them either way) */
+static int make(sweeping *s, const ms_model *m, double r) {
   size_t nv = m->nv, ne = m->ne, nf = m->nf, big = nv > ne ? nv : ne;
   big = big > nf ? big : nf;
-  sweeping s = {m, x, dx, 0, .cell = cell, .threads = threads};
   const int *idx[MS_KINDS] = {NULL, m->fedge, m->face}, n[MS_KINDS] = {m->nv, m->ne, m->nf};
   const double inflate[MS_KINDS] = {r, 0.5 * r, 0.0};
-  cube *q = ms_alloc(nv, sizeof(cube));
-  int *count = ms_alloc(nv, sizeof(int));
-  s.patch = ms_alloc(nv, sizeof(int)), s.c = ms_alloc(3 * nv, sizeof(double));
-  s.plo = ms_alloc(3 * nv, sizeof(double)), s.phi = ms_alloc(3 * nv, sizeof(double));
-  int ok = q && count && s.patch && s.c && s.plo && s.phi;
-  for (side *sd = &s.a; sd <= &s.b; sd++) {
+  s->cube = ms_alloc(nv, sizeof(cube)), s->count = ms_alloc(nv, sizeof(int));
+  s->patch = ms_alloc(nv, sizeof(int)), s->c = ms_alloc(3 * nv, sizeof(double));
+  s->plo = ms_alloc(3 * nv, sizeof(double)), s->phi = ms_alloc(3 * nv, sizeof(double));
+  int ok = s->cube && s->count && s->patch && s->c && s->plo && s->phi;
+  for (int k = 0; k < 2; k++) {
+    side *sd = s->side + k;
     sd->lo = ms_alloc(3 * big, sizeof(double)), sd->hi = ms_alloc(3 * big, sizeof(double));
     sd->id = ms_alloc(big, sizeof(int));
     ok &= sd->lo && sd->hi && sd->id;
   }
   for (int k = 0; k < MS_KINDS; k++) {
-    kind *kd = s.kinds + k;
+    kind *kd = s->kinds + k;
     *kd = (kind){.idx = idx[k], .n = n[k], .k = k + 1, .r = inflate[k]};
     kd->start = ms_alloc(nv + 1, sizeof(int)), kd->member = ms_alloc(n[k], sizeof(int));
     kd->lo = ms_alloc(3 * (size_t)n[k], sizeof(double));
     kd->hi = ms_alloc(3 * (size_t)n[k], sizeof(double));
     ok &= kd->start && kd->member && kd->lo && kd->hi;
   }
-  ms_status st = ok ? MS_OK : MS_ENOMEM;
+  return ok;
+}
+
+static void unmake(sweeping *s) {
+  for (int k = 0; k < MS_KINDS; k++)
+    free(s->kinds[k].start), free(s->kinds[k].member), free(s->kinds[k].lo), free(s->kinds[k].hi);
+  for (int k = 0; k < 2; k++) free(s->side[k].lo), free(s->side[k].hi), free(s->side[k].id);
+  free(s->cube), free(s->count), free(s->patch), free(s->c), free(s->plo), free(s->phi);
+}
+
+ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, const double *dx,
+                         int moving, double r, double cell, int threads, const int **pt, int *npt,
+                         const int **ee, int *nee) {
+  ms_sweep *w = *sp ? *sp : ms_alloc(1, sizeof(ms_sweep));
+  if (!w) return MS_ENOMEM;
+  *sp = w;
   w->npair[0] = w->npair[1] = 0;
+  sweeping s = {.m = m, .x = x, .dx = dx, .cell = cell, .threads = threads};
+  ms_status st = make(&s, m, r) ? MS_OK : MS_ENOMEM;
   if (st == MS_OK) {
     // patches of side L, their frames and the boxes of their primitives in them
-    patches(&s, MS_SWEEP_PATCH * cell, q);
-    if (moving) frames(&s, count); /* else every frame is x's: c = 0 */
+    patches(&s, MS_SWEEP_PATCH * cell);
+    if (moving) frames(&s); /* else every frame is x's: c = 0 */
     s.cell += frame_move(&s);
     for (int k = 0; k < 3 * s.npatch; k++) s.plo[k] = INFINITY, s.phi[k] = -INFINITY;
     for (int k = 0; k < MS_KINDS; k++) gather(&s, s.kinds + k);
     st = all_pairs(w, &s);
   }
-  for (int k = 0; k < MS_KINDS; k++)
-    free(s.kinds[k].start), free(s.kinds[k].member), free(s.kinds[k].lo), free(s.kinds[k].hi);
-  for (side *sd = &s.a; sd <= &s.b; sd++) free(sd->lo), free(sd->hi), free(sd->id);
-  free(q), free(count), free(s.patch), free(s.c), free(s.plo), free(s.phi);
+  unmake(&s);
   if (st != MS_OK) return w->npair[0] = w->npair[1] = 0, st;
   *pt = w->pair[0], *npt = w->npair[0], *ee = w->pair[1], *nee = w->npair[1];
   return MS_OK;

@@ -33,6 +33,8 @@
 
 /* a patch's side, in the broad phase's cells */
 #define MS_SWEEP_PATCH 8
+/* cube coordinates are clamped to +-this (2^62) */
+#define MS_SWEEP_FAR 4611686018427387904.0
 
 enum { MS_POINTS, MS_EDGES, MS_TRIANGLES, MS_KINDS };
 
@@ -109,7 +111,12 @@ static void patches(sweeping *s, double L) {
   int nv = s->m->nv;
   cube *q = s->cube;
   for (int v = 0; v < nv; v++) {
-    for (int t = 0; t < 3; t++) q[v].c[t] = (int64_t)floor(s->x[3 * v + t] / L);
+    for (int t = 0; t < 3; t++) { /* clamped far out (any patching is sound): no overflow */
+      double f = floor(s->x[3 * v + t] / L);
+      q[v].c[t] = f > MS_SWEEP_FAR    ? (int64_t)MS_SWEEP_FAR
+                  : f < -MS_SWEEP_FAR ? -(int64_t)MS_SWEEP_FAR
+                                      : (int64_t)f;
+    }
     q[v].v = v;
   }
   qsort(q, nv, sizeof(cube), compare_cubes);

@@ -81,6 +81,15 @@ static double box_gap(const ms_sc_pair *pr, const double *x) {
   return sqrt(g2);
 }
 
+/* a lower bound on pair pr's distance at the positions of the last detection, whose nearest
+ * distances (capped at its radius) are near: a pair it found within the radius lowered each
+ * of its vertices' nearest to at most its distance, any other is at least the radius apart */
+static double near_floor(const ms_sc_pair *pr, const double *near) {
+  double least = INFINITY;
+  for (int k = 0; k < 4; k++) least = ms_min(least, near[pr->v[k]]);
+  return least;
+}
+
 /* the largest move of a vertex of pair pr's first primitive relative to one of its second,
  * each vertex v moved by scale[v] dx[v] [m] */
 static double relative_move(const ms_sc_pair *pr, const double *dx, const double *scale) {
@@ -102,15 +111,19 @@ static double relative_move(const ms_sc_pair *pr, const double *dx, const double
  * closings' positive parts, which no later cut of a vertex can raise (a signed sum can rise
  * when a vertex moving away is cut by another pair: hence the passes), sharing the room in
  * proportion to them, or equally where a fixed vertex (which no scale moves) takes part; a
- * pair within the floor may only separate. Returns how many scales it lowered: a pass that
- * lowers none leaves every pair's signed sum within its room (a pair once cut stays so) */
+ * pair within the floor may only separate. near: the last detection's nearest distances when
+ * x is where it ran (else NULL), a floor on the distances there. Returns how many scales it
+ * lowered: a pass that lowers none leaves every pair's signed sum within its room (a pair
+ * once cut stays so) */
 static int pair_scales(const ms_model *m, const ms_self_ws *w, const double *x, const double *dx,
-                       double *scale) {
+                       const double *near, double *scale) {
   int cuts = 0;
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
-    // c_A + c_B <= the largest relative move: within the room the boxes' gap leaves it holds
-    double slack = MS_SC_GAMMA * (box_gap(pr, x) - MS_SC_FLOOR * m->sc_thickness);
+    // c_A + c_B <= the largest relative move: within the room a lower bound on D leaves it holds
+    double gap = box_gap(pr, x);
+    if (near) gap = ms_max(gap, near_floor(pr, near));
+    double slack = MS_SC_GAMMA * (gap - MS_SC_FLOOR * m->sc_thickness);
     if (relative_move(pr, dx, scale) <= 2 * slack) continue;
     double n[3], c[4], side[2] = {0, 0}, now[2] = {-INFINITY, -INFINITY},
                        room = ms_max(pair_plane(m, pr, x, n), 0.0);
@@ -194,12 +207,13 @@ static int deviations(const ms_model *m, ms_self_ws *w, const double *x, const d
   return inside;
 }
 
-/* w->scale: the fraction of its deviation each vertex keeps under w's pairs from x; the
- * number of free vertices cut */
-static int scales(const ms_model *m, ms_self_ws *w, const double *x) {
+/* w->scale: the fraction of its deviation each vertex keeps under w's pairs from x (where
+ * the step's detection ran when detected); the number of free vertices cut */
+static int scales(const ms_model *m, ms_self_ws *w, const double *x, int detected) {
   int cut = 0;
+  const double *near = detected ? w->nearest : NULL;
   for (int i = 0; i < m->nv; i++) w->scale[i] = 1.0;
-  while (pair_scales(m, w, x, w->dev, w->scale)) continue;
+  while (pair_scales(m, w, x, w->dev, near, w->scale)) continue;
   for (int i = 0; i < m->nv; i++) cut += w->scale[i] < 1.0 && !m->fixed[i];
   return cut;
 }
@@ -213,12 +227,14 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
   ms_self_ws *w = d->sc;
   int inside = deviations(m, w, x, target, kind != MS_SC_AGAIN, u);
   if (kind == MS_SC_ITERATE || (kind == MS_SC_FIRST && inside)) {
-    *cut = scales(m, w, x);
+    *cut = scales(m, w, x, 1);
     return MS_OK;
   }
   ms_status st = MS_OK;
   for (int moving = 1; moving >= 0 && st == MS_OK; moving--)
-    if ((st = ms_self_sweep(m, d, x, w->dev, moving)) == MS_OK && !(*cut = scales(m, w, x))) break;
+    if ((st = ms_self_sweep(m, d, x, w->dev, moving)) == MS_OK &&
+        !(*cut = scales(m, w, x, kind == MS_SC_FIRST)))
+      break;
   return st;
 }
 

@@ -16,8 +16,10 @@
  * Pairs farther than r apart need no plane while |dx_i - u| <= gamma (r - delta) for one common
  * translation u of all vertices; when some vertex moves farther, the pairs whose primitives'
  * boxes swept along the paths come within r take their planes too (no other pair comes
- * within r on the way), so a cloth that swings or sags far in one step moves as the method
- * moves it unless some pair closes. Each vertex keeps the largest fraction s_i of its
+ * within r on the way; sweep.c sweeps patch by patch in frames moving with the mesh, and
+ * again in the start's frame, which holds for paths cut short, when a vertex was cut), so a
+ * cloth that swings or sags far in one step moves as the method moves it unless some pair
+ * closes. Each vertex keeps the largest fraction s_i of its
  * displacement that meets all its pairs' conditions (each holds at s_i = 0), a pair that must
  * be cut sharing its room between its sides in proportion to their closings, as Offset
  * Geometric Contact's per-vertex bounds (Chen et al. 2025) do, here per pair direction so that

@@ -41,7 +41,8 @@ struct ms_self_ws {
   int cap;              /* pairs allocated */
   int npair;            /* the pairs within r, ring pairs included */
   int nring;            /* how many of them are ring pairs */
-  ms_sc_pair *pair;     /* (cap) sorted: point-triangle by (vertex, triangle), then edge-edge */
+  ms_sc_pair *pair;     /* (cap) point-triangle, then edge-edge: sorted by their primitives
+                           (a detection) or patch pair by patch pair (a sweep) */
   int *vstart;          /* (nv+1) vertex v's energy pairs are vpair[vstart[v] .. vstart[v+1]) */
   int *vpair;           /* (4 cap) */
   double gap;           /* the smallest distance the last detection found (r when none) [m] */

@@ -210,9 +210,11 @@ double ms_self_radius(const ms_model *m) {
 
 /* hit k of the broad phase of kind MS_PAIR_PT (point, triangle) or MS_PAIR_EE (edge, edge) */
 static ms_sc_pair hit_pair(const ms_model *m, int kind, const int *hit, int k) {
+  if (kind == MS_PAIR_PT) {
+    const int *f = m->face + 3 * hit[2 * k + 1];
+    return (ms_sc_pair){kind, {hit[2 * k], f[0], f[1], f[2]}, 0};
+  }
   const int *a = m->fedge + 2 * hit[2 * k], *b = m->fedge + 2 * hit[2 * k + 1];
-  const int *f = m->face + 3 * hit[2 * k + 1];
-  if (kind == MS_PAIR_PT) return (ms_sc_pair){kind, {hit[2 * k], f[0], f[1], f[2]}, 0};
   return (ms_sc_pair){kind, {a[0], a[1], b[0], b[1]}, 0};
 }
 

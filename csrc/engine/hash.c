@@ -81,10 +81,10 @@ struct ms_hash {
   buf arange; /* (na, 6) int: A's cell ranges, lower then upper coordinates (empty: oversized) */
   buf brange; /* (nb, 6) int: B's, when B is not A */
   buf big;    /* (nb) int: B's oversized boxes, ascending */
-  buf start;  /* (T + 1) size_t: bucket t's entries are entry[start[t] .. start[t+1]) */
+  buf start;  /* (slots + 1) size_t: slot t's entries are entry[start[t] .. start[t+1]) */
   buf entry;  /* (n) entry: B's boxes in their cells, by slot */
   buf ecell;  /* (n, 3) int: each entry's cell (hashed only: a bucket holds several) */
-  buf part;   /* (blocks of A) part, zeroed when allocated */
+  buf part;   /* (blocks of A) part, zeroed when allocated (ms_alloc zeroes) */
   buf pairs;  /* (npair, 2) int: the result */
   int nbig;   /* oversized boxes of B */
   int bits;   /* the hash table has T = 2^bits buckets */
@@ -399,7 +399,6 @@ static void collect_block(void *ctx, int lo, int hi) {
 static ms_status collect(ms_hash *w, const query *q) {
   size_t nblock = ((size_t)q->a.n + MS_HASH_BLOCK - 1) / MS_HASH_BLOCK, had = w->part.cap;
   if (reserve(&w->part, nblock, sizeof(part), had)) return MS_ENOMEM;
-  if (w->part.cap > had) memset((part *)w->part.p + had, 0, (w->part.cap - had) * sizeof(part));
   collecting c = {w, q};
   ms_blocks_on(q->threads, q->a.n, MS_HASH_BLOCK, collect_block, &c);
   const part *pt = w->part.p;

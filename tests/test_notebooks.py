@@ -1,12 +1,14 @@
 """The notebooks run as a student runs them, and each matches the jupytext script it is made from.
 
 Jupyter starts a notebook's kernel in the notebook's folder, with only what is installed
-importable: each notebook is copied alone into a scratch folder and executed there, with
-PYTHONPATH removed from the environment (the kernel asserts it is unset, that msim is the
-installed distribution and that it is imported from where pip installed it), so an import of something outside the installed package (the repository's
-benchmarks/, tests/) fails here as it would for a student.
+importable: each notebook is copied alone into a scratch folder and executed there, with no
+PYTHON* variable in the kernel's environment. The kernel asserts that none is set, that no entry
+of its sys.path lies in the repository (but for an environment installed there), that msim is the installed distribution and that it is
+imported from where pip installed it, so an import of something outside the installed package
+(the repository's benchmarks/, tests/) fails here as it would for a student.
 """
 
+import os
 import shutil
 from pathlib import Path
 
@@ -18,9 +20,12 @@ nbclient = pytest.importorskip("nbclient")
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 KERNEL_CHECK = """\
-import importlib.util, os
+import importlib.util, os, pathlib, sys
 assert os.getcwd() == {folder!r}, os.getcwd()
-assert not os.environ.get("PYTHONPATH"), os.environ["PYTHONPATH"]
+assert not [k for k in os.environ if k.startswith("PYTHON")], os.environ
+inside = [p for p in sys.path if p and pathlib.Path(p).resolve().is_relative_to({root!r})
+          and not pathlib.Path(p).resolve().is_relative_to(pathlib.Path(sys.prefix).resolve())]
+assert not inside, inside  # no folder of the repository, but the environment installed in it
 assert importlib.util.find_spec("benchmarks") is None and importlib.util.find_spec("builders") is None
 assert importlib.util.find_spec("msim") is not None
 import importlib.metadata, json, pathlib, urllib.parse, urllib.request, msim
@@ -54,7 +59,8 @@ def test_notebook_matches_its_jupytext_script(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_executes_alone_in_its_folder(path, tmp_path, monkeypatch):
-    monkeypatch.delenv("PYTHONPATH", raising=False)
+    for name in [k for k in os.environ if k.startswith("PYTHON")]:  # none reaches the kernel
+        monkeypatch.delenv(name)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     folder = tmp_path / "notebooks"
     folder.mkdir()
@@ -62,7 +68,8 @@ def test_notebook_executes_alone_in_its_folder(path, tmp_path, monkeypatch):
     nb = nbformat.read(copy, as_version=4)
     # after the notebook, its kernel proves where it ran: in the notebook's folder, msim from
     # the installed package, and nothing of the repository (benchmarks/, tests/) importable
-    nb.cells.append(nbformat.v4.new_code_cell(KERNEL_CHECK.format(folder=str(folder))))
+    nb.cells.append(nbformat.v4.new_code_cell(KERNEL_CHECK.format(folder=str(folder),
+                                                                  root=str(ROOT))))
     client = nbclient.NotebookClient(nb, timeout=900, kernel_name="python3",
                                      resources={"metadata": {"path": str(folder)}})
     client.execute()

@@ -57,12 +57,6 @@
 /* all three axes' bits of a cell that is a pair's corner */
 #define MS_HASH_CORNER 7
 
-/* a growable array of the workspace */
-typedef struct {
-  void *p;
-  size_t cap; /* elements */
-} buf;
-
 /* one box of B entered in one cell */
 typedef struct {
   int b;   /* the box */
@@ -71,25 +65,25 @@ typedef struct {
 
 /* the pairs of one block of A's boxes */
 typedef struct {
-  buf js;       /* (nb) int: the partners of one box */
-  buf pairs;    /* (npair, 2) int */
+  ms_buf js;    /* (nb) int: the partners of one box */
+  ms_buf pairs; /* (npair, 2) int */
   int npair;    /* pairs found */
   ms_status st; /* MS_ENOMEM when a buffer could not grow */
 } part;
 
 struct ms_hash {
-  buf arange; /* (na, 6) int: A's cell ranges, lower then upper coordinates (empty: oversized) */
-  buf brange; /* (nb, 6) int: B's, when B is not A */
-  buf big;    /* (nb) int: B's oversized boxes, ascending */
-  buf start;  /* (slots + 1) size_t: slot t's entries are entry[start[t] .. start[t+1]) */
-  buf entry;  /* (n) entry: B's boxes in their cells, by slot */
-  buf ecell;  /* (n, 3) int: each entry's cell (hashed only: a bucket holds several) */
-  buf part;   /* (blocks of A) part, zeroed when allocated (ms_alloc zeroes) */
-  buf pairs;  /* (npair, 2) int: the result */
-  int nbig;   /* oversized boxes of B */
-  int bits;   /* the hash table has T = 2^bits buckets */
-  int dense;  /* 1: a slot per cell of the grid box org + [0, dim) instead of a hash */
-  int org[3]; /* the lowest cell of that box */
+  ms_buf arange; /* (na, 6) int: A's cell ranges, lower then upper coordinates (empty: oversized) */
+  ms_buf brange; /* (nb, 6) int: B's, when B is not A */
+  ms_buf big;    /* (nb) int: B's oversized boxes, ascending */
+  ms_buf start;  /* (slots + 1) size_t: slot t's entries are entry[start[t] .. start[t+1]) */
+  ms_buf entry;  /* (n) entry: B's boxes in their cells, by slot */
+  ms_buf ecell;  /* (n, 3) int: each entry's cell (hashed only: a bucket holds several) */
+  ms_buf part;   /* (blocks of A) part, zeroed when allocated (ms_alloc zeroes) */
+  ms_buf pairs;  /* (npair, 2) int: the result */
+  int nbig;      /* oversized boxes of B */
+  int bits;      /* the hash table has T = 2^bits buckets */
+  int dense;     /* 1: a slot per cell of the grid box org + [0, dim) instead of a hash */
+  int org[3];    /* the lowest cell of that box */
   int64_t dim[3]; /* its cells along each axis */
   int npair;      /* pairs found */
 };
@@ -131,11 +125,6 @@ void ms_hash_free(void *ws) {
   free(w->part.p);
   free(w->pairs.p);
   free(w);
-}
-
-/* make b hold at least n elements of `size` bytes, keeping its first `keep` (ms_grow) */
-static int reserve(buf *b, size_t n, size_t size, size_t keep) {
-  return ms_grow(&b->p, &b->cap, n, size, keep);
 }
 
 /* ---------------------------------------------------------------- boxes and cells */
@@ -289,10 +278,10 @@ static void enter(ms_hash *w, const query *q, int fill) {
 
 /* the entries of B in their slots by a counting sort: count per slot, prefix sum, fill */
 static ms_status build(ms_hash *w, const query *q) {
-  if (reserve(&w->big, q->b.n, sizeof(int), 0)) return MS_ENOMEM;
+  if (ms_grow(&w->big, q->b.n, sizeof(int), 0)) return MS_ENOMEM;
   size_t n = oversized(w, q), nslot = slots(w, n);
-  if (reserve(&w->start, nslot + 1, sizeof(size_t), 0) || reserve(&w->entry, n, sizeof(entry), 0) ||
-      reserve(&w->ecell, w->dense ? 0 : 3 * n, sizeof(int), 0))
+  if (ms_grow(&w->start, nslot + 1, sizeof(size_t), 0) || ms_grow(&w->entry, n, sizeof(entry), 0) ||
+      ms_grow(&w->ecell, w->dense ? 0 : 3 * n, sizeof(int), 0))
     return MS_ENOMEM;
   size_t *start = w->start.p;
   memset(start, 0, sizeof(size_t) * (nslot + 1));
@@ -380,12 +369,12 @@ static void collect_block(void *ctx, int lo, int hi) {
   const collecting *c = ctx;
   part *pt = (part *)c->w->part.p + lo / MS_HASH_BLOCK;
   pt->npair = 0, pt->st = MS_ENOMEM;
-  if (reserve(&pt->js, c->q->b.n, sizeof(int), 0)) return;
+  if (ms_grow(&pt->js, c->q->b.n, sizeof(int), 0)) return;
   int *js = pt->js.p;
   for (int i = lo; i < hi; i++) {
     int k = partners(c->w, c->q, i, js);
     if (k > INT_MAX - pt->npair ||
-        reserve(&pt->pairs, 2 * ((size_t)pt->npair + k), sizeof(int), 2 * (size_t)pt->npair))
+        ms_grow(&pt->pairs, 2 * ((size_t)pt->npair + k), sizeof(int), 2 * (size_t)pt->npair))
       return;
     int *out = (int *)pt->pairs.p + 2 * (size_t)pt->npair;
     for (int p = 0; p < k; p++) out[2 * p] = i, out[2 * p + 1] = js[p];
@@ -398,7 +387,7 @@ static void collect_block(void *ctx, int lo, int hi) {
  * into its own part, joined in block order (so the same on any thread count) */
 static ms_status collect(ms_hash *w, const query *q) {
   size_t nblock = ((size_t)q->a.n + MS_HASH_BLOCK - 1) / MS_HASH_BLOCK, had = w->part.cap;
-  if (reserve(&w->part, nblock, sizeof(part), had)) return MS_ENOMEM;
+  if (ms_grow(&w->part, nblock, sizeof(part), had)) return MS_ENOMEM;
   collecting c = {w, q};
   ms_blocks_on(q->threads, q->a.n, MS_HASH_BLOCK, collect_block, &c);
   const part *pt = w->part.p;
@@ -407,7 +396,7 @@ static ms_status collect(ms_hash *w, const query *q) {
     if (pt[b].st != MS_OK) return pt[b].st;
     n += pt[b].npair;
   }
-  if (n > INT_MAX || reserve(&w->pairs, 2 * n, sizeof(int), 0)) return MS_ENOMEM;
+  if (n > INT_MAX || ms_grow(&w->pairs, 2 * n, sizeof(int), 0)) return MS_ENOMEM;
   w->npair = 0;
   for (size_t b = 0; b < nblock; b++) {
     memcpy((int *)w->pairs.p + 2 * (size_t)w->npair, pt[b].pairs.p, 2 * sizeof(int) * pt[b].npair);
@@ -428,8 +417,8 @@ ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, i
   ms_hash *w = *hp ? *hp : ms_alloc(1, sizeof(ms_hash));
   if (!w) return MS_ENOMEM;
   ms_status st = MS_ENOMEM;
-  if (!reserve(&w->arange, 6 * (size_t)na, sizeof(int), 0) &&
-      !reserve(&w->brange, 6 * (size_t)q.b.n, sizeof(int), 0)) {
+  if (!ms_grow(&w->arange, 6 * (size_t)na, sizeof(int), 0) &&
+      !ms_grow(&w->brange, 6 * (size_t)q.b.n, sizeof(int), 0)) {
     q.a.range = w->arange.p, q.b.range = same ? q.a.range : w->brange.p;
     q.cell = adapt_cell(&q);
     st = build(w, &q);

@@ -21,13 +21,13 @@ void *ms_alloc(size_t n, size_t size) {
   return calloc(n ? n : 1, size);
 }
 
-int ms_grow(void **p, size_t *cap, size_t n, size_t size, size_t keep) {
-  if (*p && n <= *cap) return 0;
-  size_t more = n > *cap + *cap / 2 ? n : *cap + *cap / 2;
+int ms_grow(ms_buf *b, size_t n, size_t size, size_t keep) {
+  if (b->p && n <= b->cap) return 0;
+  size_t more = n > b->cap + b->cap / 2 ? n : b->cap + b->cap / 2;
   void *q = ms_alloc(more, size);
   if (!q) return -1;
-  if (keep) memcpy(q, *p, keep * size);
-  free(*p);
-  *p = q, *cap = more;
+  if (keep) memcpy(q, b->p, keep * size);
+  free(b->p);
+  b->p = q, b->cap = more;
   return 0;
 }

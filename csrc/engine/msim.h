@@ -356,10 +356,15 @@ typedef struct {
  * ms_fail_alloc(k) makes the k-th ms_alloc from now fail (0: none), a test hook. */
 void *ms_alloc(size_t n, size_t size);
 void ms_fail_alloc(int k);
-/* make *p hold at least n elements of `size` bytes (and be allocated, even for n = 0), growing
- * *cap by half or to n, keeping its first `keep`; 0, or -1 with *p untouched when out of
+/* a growable array of a workspace: p holds cap elements */
+typedef struct {
+  void *p;
+  size_t cap;
+} ms_buf;
+/* make b hold at least n elements of `size` bytes (and be allocated, even for n = 0), growing
+ * its cap by half or to n, keeping its first `keep`; 0, or -1 with b untouched when out of
  * memory */
-int ms_grow(void **p, size_t *cap, size_t n, size_t size, size_t keep);
+int ms_grow(ms_buf *b, size_t n, size_t size, size_t keep);
 
 /* model.c: allocation and derived quantities */
 ms_status ms_model_alloc(ms_model *m, int nv, int ns);

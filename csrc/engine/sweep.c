@@ -56,11 +56,14 @@ typedef struct {
   int n;
 } side;
 
+/* the scratch arrays of a sweep, kept between calls */
+enum { MS_SWEEP_ARRAYS = 6 + 3 * 2 + 4 * MS_KINDS };
+
 struct ms_sweep {
   ms_hash *hash;
-  void *pair[2]; /* (npair[k], 2) int: the point-triangle and the edge-edge pairs found */
-  size_t cap[2]; /* ints allocated */
+  ms_buf pair[2]; /* (npair[k], 2) int: the point-triangle and the edge-edge pairs found */
   int npair[2];
+  ms_buf scratch[MS_SWEEP_ARRAYS]; /* sweeping's arrays (make) */
 };
 
 /* a vertex and the cube of its patch */
@@ -89,7 +92,9 @@ void ms_sweep_free(void *ws) {
   ms_sweep *w = ws;
   if (!w) return;
   ms_hash_free(w->hash);
-  free(w->pair[0]), free(w->pair[1]), free(w);
+  free(w->pair[0].p), free(w->pair[1].p);
+  for (int k = 0; k < MS_SWEEP_ARRAYS; k++) free(w->scratch[k].p);
+  free(w);
 }
 
 /* ---------------------------------------------------------------- patches and frames */
@@ -179,9 +184,9 @@ static ms_status append(ms_sweep *w, int which, const side *a, const side *b, co
                         int nhit) {
   size_t n = 2 * ((size_t)w->npair[which] + nhit);
   if (nhit > INT_MAX - w->npair[which] ||
-      ms_grow(&w->pair[which], &w->cap[which], n, sizeof(int), 2 * (size_t)w->npair[which]))
+      ms_grow(&w->pair[which], n, sizeof(int), 2 * (size_t)w->npair[which]))
     return MS_ENOMEM;
-  int *out = (int *)w->pair[which] + 2 * (size_t)w->npair[which];
+  int *out = (int *)w->pair[which].p + 2 * (size_t)w->npair[which];
   for (int h = 0; h < nhit; h++) {
     int i = a->id[hit[2 * h]], j = b->id[hit[2 * h + 1]], swap = which == 1 && j < i;
     out[2 * h] = swap ? j : i, out[2 * h + 1] = swap ? i : j;
@@ -265,39 +270,42 @@ static double frame_move(const sweeping *s) {
   return s->m->nv ? sum / s->m->nv : 0.0;
 }
 
-/* s's arrays for m, its kinds inflated for the radius r; 1, or 0 when out of memory (unmake
- * frees them either way) */
-static int make(sweeping *s, const ms_model *m, double r) {
+/* b grown to n elements of `size` bytes (its contents dropped); NULL, with *ok 0, when out of
+ * memory */
+static void *room(ms_buf *b, size_t n, size_t size, int *ok) {
+  if (ms_grow(b, n, size, 0)) return *ok = 0, NULL;
+  return b->p;
+}
+
+/* s's arrays for m from w's scratch (grown as needed; the sums zeroed), its kinds inflated for
+ * the radius r; 1, or 0 when out of memory */
+static int make(ms_sweep *w, sweeping *s, const ms_model *m, double r) {
   size_t nv = m->nv, ne = m->ne, nf = m->nf, big = nv > ne ? nv : ne;
   big = big > nf ? big : nf;
   const int *idx[MS_KINDS] = {NULL, m->fedge, m->face}, n[MS_KINDS] = {m->nv, m->ne, m->nf};
   const double inflate[MS_KINDS] = {r, 0.5 * r, 0.0};
-  s->cube = ms_alloc(nv, sizeof(cube)), s->count = ms_alloc(nv, sizeof(int));
-  s->patch = ms_alloc(nv, sizeof(int)), s->c = ms_alloc(3 * nv, sizeof(double));
-  s->plo = ms_alloc(3 * nv, sizeof(double)), s->phi = ms_alloc(3 * nv, sizeof(double));
-  int ok = s->cube && s->count && s->patch && s->c && s->plo && s->phi;
+  ms_buf *b = w->scratch;
+  int ok = 1;
+  s->cube = room(b++, nv, sizeof(cube), &ok), s->count = room(b++, nv, sizeof(int), &ok);
+  s->patch = room(b++, nv, sizeof(int), &ok), s->c = room(b++, 3 * nv, sizeof(double), &ok);
+  s->plo = room(b++, 3 * nv, sizeof(double), &ok), s->phi = room(b++, 3 * nv, sizeof(double), &ok);
   for (int k = 0; k < 2; k++) {
     side *sd = s->side + k;
-    sd->lo = ms_alloc(3 * big, sizeof(double)), sd->hi = ms_alloc(3 * big, sizeof(double));
-    sd->id = ms_alloc(big, sizeof(int));
-    ok &= sd->lo && sd->hi && sd->id;
+    sd->lo = room(b++, 3 * big, sizeof(double), &ok),
+    sd->hi = room(b++, 3 * big, sizeof(double), &ok);
+    sd->id = room(b++, big, sizeof(int), &ok);
   }
   for (int k = 0; k < MS_KINDS; k++) {
     kind *kd = s->kinds + k;
     *kd = (kind){.idx = idx[k], .n = n[k], .k = k + 1, .r = inflate[k]};
-    kd->start = ms_alloc(nv + 1, sizeof(int)), kd->member = ms_alloc(n[k], sizeof(int));
-    kd->lo = ms_alloc(3 * (size_t)n[k], sizeof(double));
-    kd->hi = ms_alloc(3 * (size_t)n[k], sizeof(double));
-    ok &= kd->start && kd->member && kd->lo && kd->hi;
+    kd->start = room(b++, nv + 1, sizeof(int), &ok), kd->member = room(b++, n[k], sizeof(int), &ok);
+    kd->lo = room(b++, 3 * (size_t)n[k], sizeof(double), &ok);
+    kd->hi = room(b++, 3 * (size_t)n[k], sizeof(double), &ok);
   }
-  return ok;
-}
-
-static void unmake(sweeping *s) {
-  for (int k = 0; k < MS_KINDS; k++)
-    free(s->kinds[k].start), free(s->kinds[k].member), free(s->kinds[k].lo), free(s->kinds[k].hi);
-  for (int k = 0; k < 2; k++) free(s->side[k].lo), free(s->side[k].hi), free(s->side[k].id);
-  free(s->cube), free(s->count), free(s->patch), free(s->c), free(s->plo), free(s->phi);
+  if (!ok) return 0;
+  memset(s->count, 0, sizeof(int) * nv), memset(s->c, 0, sizeof(double) * 3 * nv);
+  for (int k = 0; k < MS_KINDS; k++) memset(s->kinds[k].start, 0, sizeof(int) * (nv + 1));
+  return 1;
 }
 
 ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, const double *dx,
@@ -308,7 +316,7 @@ ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, cons
   *sp = w;
   w->npair[0] = w->npair[1] = 0;
   sweeping s = {.m = m, .x = x, .dx = dx, .cell = cell, .threads = threads};
-  ms_status st = make(&s, m, r) ? MS_OK : MS_ENOMEM;
+  ms_status st = make(w, &s, m, r) ? MS_OK : MS_ENOMEM;
   if (st == MS_OK) {
     // patches of side L, their frames and the boxes of their primitives in them
     patches(&s, MS_SWEEP_PATCH * cell);
@@ -318,8 +326,7 @@ ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, cons
     for (int k = 0; k < MS_KINDS; k++) gather(&s, s.kinds + k);
     st = all_pairs(w, &s);
   }
-  unmake(&s);
   if (st != MS_OK) return w->npair[0] = w->npair[1] = 0, st;
-  *pt = w->pair[0], *npt = w->npair[0], *ee = w->pair[1], *nee = w->npair[1];
+  *pt = w->pair[0].p, *npt = w->npair[0], *ee = w->pair[1].p, *nee = w->npair[1];
   return MS_OK;
 }

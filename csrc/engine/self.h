@@ -55,9 +55,8 @@ struct ms_self_ws {
   double *kept;         /* (nv,3) bounds.c: a solver's last iterate that lowered g */
   double kept_g;        /* g there [J] */
   double *stiff;        /* (nv) ms_self_stiffness: each vertex's bound on its pairs' curvature */
-  double *hdist;        /* (hcap) the broad phase's hits: their distances (selfcontact.c) */
-  char *hring;          /* (hcap) and their ring flags */
-  int hcap;             /* hits allocated */
+  ms_buf hdist;         /* (hits) double: the broad phase's hits' distances (selfcontact.c) */
+  ms_buf hring;         /* (hits) char: and their ring flags */
   double t_broad, t_narrow, t_bounds; /* seconds this step in the phases of ms_info */
   int active;                         /* the pairs belong to the step under way */
 };

@@ -32,7 +32,7 @@ void ms_self_free(void *ws) {
   free(w->plo), free(w->phi), free(w->elo), free(w->ehi), free(w->flo), free(w->fhi);
   free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale);
   free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept), free(w->stiff);
-  free(w->hdist), free(w->hring);
+  free(w->hdist.p), free(w->hring.p);
   free(w);
 }
 
@@ -236,11 +236,13 @@ static void narrow_block(void *ctx, int lo, int hi) {
   for (int k = lo; k < hi; k++) {
     ms_sc_pair p = hit_pair(c->m, c->kind, c->hit, k);
     double q[12];
-    c->w->hdist[k] = -1;
+    double *dist = c->w->hdist.p;
+    char *ring = c->w->hring.p;
+    dist[k] = -1;
     if (shares_vertex(p.v, na, 4)) continue;
     if (!c->sweep) ms_self_gather(&p, c->x, q);
-    c->w->hdist[k] = c->sweep ? 0.0 : sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
-    c->w->hring[k] = (char)(c->sweep || near_in_mesh(c->m, p.v, na));
+    dist[k] = c->sweep ? 0.0 : sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
+    ring[k] = (char)(c->sweep || near_in_mesh(c->m, p.v, na));
   }
 }
 
@@ -249,25 +251,22 @@ static void narrow_block(void *ctx, int lo, int hi) {
  * parallel blocks, the pairs kept serially */
 static ms_status keep_hits(const ms_model *m, ms_self_ws *w, const double *x, int kind,
                            const int *hit, int nhit, double r, int sweep) {
-  if (nhit > w->hcap) {
-    double *dist = ms_alloc(nhit, sizeof(double));
-    char *ring = ms_alloc(nhit, sizeof(char));
-    if (!dist || !ring) return free(dist), free(ring), MS_ENOMEM;
-    free(w->hdist), free(w->hring);
-    w->hdist = dist, w->hring = ring, w->hcap = nhit;
-  }
+  if (ms_grow(&w->hdist, nhit, sizeof(double), 0) || ms_grow(&w->hring, nhit, sizeof(char), 0))
+    return MS_ENOMEM;
   narrowing c = {m, w, x, hit, kind, sweep};
   ms_blocks(m, nhit, MS_SC_BLOCK, narrow_block, &c);
+  const double *hdist = w->hdist.p;
+  const char *hring = w->hring.p;
   int kept = 0;
-  for (int k = 0; k < nhit; k++) kept += w->hdist[k] >= 0 && (sweep || w->hdist[k] < r);
+  for (int k = 0; k < nhit; k++) kept += hdist[k] >= 0 && (sweep || hdist[k] < r);
   if (kept > INT_MAX - w->npair || reserve(w, w->npair + kept) != MS_OK) return MS_ENOMEM;
   for (int k = 0; k < nhit; k++) {
-    double dist = w->hdist[k];
+    double dist = hdist[k];
     if (dist < 0 || (!sweep && !(dist < r))) continue;
     ms_sc_pair p = hit_pair(m, kind, hit, k);
     for (int v = 0; v < 4 && !sweep; v++) w->nearest[p.v[v]] = fmin(w->nearest[p.v[v]], dist);
     if (!sweep) w->gap = fmin(w->gap, dist);
-    p.ring = w->hring[k];
+    p.ring = hring[k];
     w->pair[w->npair++] = p, w->nring += p.ring;
   }
   return MS_OK;

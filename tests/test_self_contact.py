@@ -321,12 +321,18 @@ def test_a_triangle_shot_through_another_in_one_step_is_stopped(method, fixed):
     v = np.zeros((6, 3))
     v[3:, 2] = -20.0
     sim.velocities = v
+    start = sim.energy()["total"]
     info = sim.step(0.01, method)
     z = sim.positions[:, 2]
     assert z[3:].min() > z[:3].max() and sim.self_intersections() == 0
     assert info.self_contact["limited"] == 6 - len(fixed)
+    # a passive collision does no work: the energy ends at most where it started (6 J)
+    assert sim.energy()["total"] <= start
     if not fixed:
         assert sim.velocities[:, 2].sum() == pytest.approx(-60.0, rel=1e-12)
+        # momentum kept, the kinetic energy is at least that of the six vertices moving as one,
+        # P^2 / (2 M) = (0.6 N s)^2 / (2 x 0.06 kg) = 3 J
+        assert sim.energy()["kinetic"] >= 0.5 * (0.01 * 60.0) ** 2 / (6 * 0.01) * (1 - 1e-12)
 
 
 @pytest.mark.parametrize("method", sorted(set(METHODS) - {"explicit_euler"}))

@@ -336,32 +336,104 @@ static PyObject *System_self_intersections(SystemObject *self, PyObject *unused)
   return PyLong_FromLong(count);
 }
 
-/* _swept_pairs(dx, moving) -> (k, 5) int64: the pairs that bound a move by dx (n,3) from the
- * positions (ms_self_sweep, in moving frames or not), each as its kind (0 point-triangle,
- * 1 edge-edge) and its four vertices: a test hook */
-static PyObject *System_swept_pairs(SystemObject *self, PyObject *args) {
-  PyObject *dx_obj;
-  int moving;
-  if (!PyArg_ParseTuple(args, "Op:_swept_pairs", &dx_obj, &moving) || check_ready(self))
-    return NULL;
-  if (!self->m.self_contact) {
-    PyErr_SetString(PyExc_ValueError, "self_contact: expected True for swept pairs, got False");
-    return NULL;
-  }
-  PyArrayObject *dx = get_points(dx_obj, "dx", self->m.nv);
-  if (!dx || sys_lock(self)) return Py_XDECREF(dx), NULL;
-  ms_status st = ms_self_sweep(&self->m, &self->d, self->d.x, PyArray_DATA(dx), moving);
-  npy_intp dims[2] = {st == MS_OK ? self->d.sc->npair : 0, 5};
-  PyObject *out = st == MS_OK ? PyArray_SimpleNew(2, dims, NPY_INT64) : NULL;
+/* the self-contact workspace's pairs as a (k, 5) int64 array: each pair's kind (0
+ * point-triangle, 1 edge-edge) and its four vertices; NULL with an exception set on failure */
+static PyObject *pairs_array(const ms_self_ws *w) {
+  npy_intp dims[2] = {w->npair, 5};
+  PyObject *out = PyArray_SimpleNew(2, dims, NPY_INT64);
   for (npy_intp p = 0; out && p < dims[0]; p++) {
-    const ms_sc_pair *pr = self->d.sc->pair + p;
+    const ms_sc_pair *pr = w->pair + p;
     int64_t *row = (int64_t *)PyArray_DATA((PyArrayObject *)out) + 5 * p;
     row[0] = pr->kind == MS_PAIR_EE;
     for (int k = 0; k < 4; k++) row[k + 1] = pr->v[k];
   }
+  return out;
+}
+
+/* 0 when self-contact is on, else -1 with a ValueError naming what the hook needs */
+static int need_self_contact(SystemObject *self, const char *what) {
+  if (self->m.self_contact) return 0;
+  PyErr_Format(PyExc_ValueError, "self_contact: expected True for %s, got False", what);
+  return -1;
+}
+
+/* _swept_pairs(dx, moving, only=None) -> (k, 5) int64: the pairs that bound a move by dx (n,3)
+ * from the positions (ms_self_sweep, in moving frames or not; only: None, or (n,) bool, the
+ * vertices whose primitives' pairs are wanted), as pairs_array gives them: a test hook */
+static PyObject *System_swept_pairs(SystemObject *self, PyObject *args) {
+  PyObject *dx_obj, *only_obj = Py_None;
+  int moving;
+  if (!PyArg_ParseTuple(args, "Op|O:_swept_pairs", &dx_obj, &moving, &only_obj) ||
+      check_ready(self) || need_self_contact(self, "swept pairs"))
+    return NULL;
+  PyArrayObject *dx = get_points(dx_obj, "dx", self->m.nv), *only = NULL;
+  if (dx && only_obj != Py_None) {
+    only = (PyArrayObject *)PyArray_FROMANY(only_obj, NPY_BOOL, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (only && PyArray_DIM(only, 0) != self->m.nv) {
+      PyErr_Format(PyExc_ValueError, "only: expected shape (%d,), got (%zd,)", self->m.nv,
+                   (Py_ssize_t)PyArray_DIM(only, 0));
+      Py_CLEAR(only);
+    }
+    if (!only) Py_CLEAR(dx);
+  }
+  if (!dx || sys_lock(self)) return Py_XDECREF(dx), Py_XDECREF(only), NULL;
+  ms_status st = ms_self_sweep(&self->m, &self->d, self->d.x, PyArray_DATA(dx), moving,
+                               only ? PyArray_DATA(only) : NULL, 0);
+  PyObject *out = st == MS_OK ? pairs_array(self->d.sc) : PyErr_NoMemory();
   sys_unlock(self);
-  Py_DECREF(dx);
-  if (st != MS_OK) return PyErr_NoMemory();
+  Py_DECREF(dx), Py_XDECREF(only);
+  return out;
+}
+
+/* _detected_pairs(planar) -> (pairs, nearest, gap, planar_used): detection at the positions
+ * (ms_self_detect, by the planar certificate where it holds or not): the pairs within the
+ * radius as pairs_array gives them, each vertex's nearest distance (n,) [m], the smallest
+ * distance [m] and whether the certificate held: a test hook */
+static PyObject *System_detected_pairs(SystemObject *self, PyObject *args) {
+  int planar;
+  if (!PyArg_ParseTuple(args, "p:_detected_pairs", &planar) || check_ready(self) ||
+      need_self_contact(self, "detected pairs") || sys_lock(self))
+    return NULL;
+  ms_status st = ms_self_detect(&self->m, &self->d, self->d.x, ms_self_radius(&self->m), planar);
+  npy_intp n = self->m.nv;
+  PyObject *pairs = st == MS_OK ? pairs_array(self->d.sc) : PyErr_NoMemory();
+  PyObject *nearest = pairs ? PyArray_SimpleNew(1, &n, NPY_FLOAT64) : NULL;
+  if (nearest)
+    memcpy(PyArray_DATA((PyArrayObject *)nearest), self->d.sc->nearest, sizeof(double) * n);
+  PyObject *out = nearest ? Py_BuildValue("(OOdO)", pairs, nearest, self->d.sc->gap,
+                                          self->d.sc->planar_used ? Py_True : Py_False)
+                          : NULL;
+  Py_XDECREF(pairs), Py_XDECREF(nearest);
+  sys_unlock(self);
+  return out;
+}
+
+/* _planar_path(y, floor) -> (certified, loose): the planar certificate of the straight paths
+ * from the positions to y (n,3) (ms_self_planar_path) and the (n,) bool vertices it leaves
+ * loose: a test hook */
+static PyObject *System_planar_path(SystemObject *self, PyObject *args) {
+  PyObject *y_obj;
+  double floor;
+  int certified = 0;
+  if (!PyArg_ParseTuple(args, "Od:_planar_path", &y_obj, &floor) || check_ready(self) ||
+      need_self_contact(self, "a planar path"))
+    return NULL;
+  PyArrayObject *y = get_points(y_obj, "y", self->m.nv);
+  if (!y || sys_lock(self)) return Py_XDECREF(y), NULL;
+  ms_self_ws *w = NULL;
+  ms_status st = ms_self_at(&self->m, &self->d); /* makes the workspace */
+  if (st == MS_OK) {
+    ms_self_end(&self->d), w = self->d.sc;
+    st = ms_self_planar_path(&self->m, &self->d, self->d.x, PyArray_DATA(y), floor, &certified);
+  }
+  npy_intp n = self->m.nv;
+  PyObject *loose = st == MS_OK ? PyArray_SimpleNew(1, &n, NPY_BOOL) : PyErr_NoMemory();
+  for (npy_intp v = 0; loose && v < n; v++)
+    ((npy_bool *)PyArray_DATA((PyArrayObject *)loose))[v] = certified && w->only[v];
+  PyObject *out = loose ? Py_BuildValue("(OO)", certified ? Py_True : Py_False, loose) : NULL;
+  Py_XDECREF(loose);
+  sys_unlock(self);
+  Py_DECREF(y);
   return out;
 }
 
@@ -493,9 +565,16 @@ static PyMethodDef System_methods[] = {
      "self_intersections() -> the number of (triangle edge, triangle) pairs of faces that "
      "cross now, touching included, pairs sharing a vertex excepted: an exact test, zero at "
      "every step of a run with self_contact"},
+    {"_detected_pairs", (PyCFunction)System_detected_pairs, METH_VARARGS,
+     "_detected_pairs(planar) -> (pairs, nearest, gap, planar_used): detection at the "
+     "positions, by the planar certificate where it holds or hashing every box (a test hook)"},
+    {"_planar_path", (PyCFunction)System_planar_path, METH_VARARGS,
+     "_planar_path(y, floor) -> (certified, loose): the planar certificate of the straight "
+     "paths from the positions to y and the vertices it leaves loose (a test hook)"},
     {"_swept_pairs", (PyCFunction)System_swept_pairs, METH_VARARGS,
-     "_swept_pairs(dx, moving) -> (k, 5) int64: the pairs that bound a move by dx from the "
-     "positions, swept in moving frames or in the positions' frame, as kind (0 point-triangle, "
+     "_swept_pairs(dx, moving, only=None) -> (k, 5) int64: the pairs that bound a move by dx "
+     "from the positions, swept in moving frames or in the positions' frame (only those of the "
+     "primitives of the vertices flagged in only, when given), as kind (0 point-triangle, "
      "1 edge-edge) and four vertices (a test hook)"},
     {"forces", (PyCFunction)System_forces, METH_NOARGS,
      "forces() -> (n,3) spring, gravity, contact, self-contact and external force on every "

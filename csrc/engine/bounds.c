@@ -19,11 +19,13 @@
  * within r on the way; sweep.c sweeps patch by patch in frames moving with the mesh, and
  * again in the start's frame, which holds for paths cut short, when a vertex was cut), so a
  * cloth that swings or sags far in one step moves as the method moves it unless some pair
- * closes. Each vertex keeps the largest fraction s_i of its
- * displacement that meets all its pairs' conditions (each holds at s_i = 0), a pair that must
- * be cut sharing its room between its sides in proportion to their closings, as Offset
- * Geometric Contact's per-vertex bounds (Chen et al. 2025) do, here per pair direction so that
- * pairs at their floor can still separate; the floor delta (a tiny fraction of the thickness)
+ * closes. A mesh that projects one to one onto a plane all along the paths (planar.c) keeps
+ * the pairs away from the few vertices that certificate leaves loose at least
+ * (1 - 2 gamma) r apart, as the translation does: only those are swept. Each vertex keeps the
+ * largest fraction s_i of its displacement that meets all its pairs' conditions (each holds at s_i
+ * = 0), a pair that must be cut sharing its room between its sides in proportion to their closings,
+ * as Offset Geometric Contact's per-vertex bounds (Chen et al. 2025) do, here per pair direction so
+ * that pairs at their floor can still separate; the floor delta (a tiny fraction of the thickness)
  * keeps rounding in x + dx from closing the last gap.
  *
  * The solvers of g keep their iterates apart the same way over the energy pairs: a Newton or
@@ -220,21 +222,42 @@ static int scales(const ms_model *m, ms_self_ws *w, const double *x, int detecte
   return cut;
 }
 
+/* w->only: the vertices with a deviation (the others keep their distances to each other) */
+static void flag_moving(const ms_model *m, ms_self_ws *w) {
+  for (int i = 0; i < m->nv; i++) {
+    const double *e = w->dev + 3 * i;
+    w->only[i] = e[0] != 0 || e[1] != 0 || e[2] != 0;
+  }
+}
+
 /* one round's cut from x toward target: the common translation u, each vertex's deviation
  * (w->dev) and the fraction of it the round's pairs allow (w->scale); *cut counts the free
- * vertices cut. A sweep in frames moving with the mesh holds for whole paths: when its pairs
- * cut some, the paths are swept again in x's frame, which holds for paths cut short */
+ * vertices cut. A first round whose paths the planar certificate holds keeps the pairs
+ * farther than r at x at least (1 - 2 gamma) r apart but those near the vertices it leaves
+ * loose: the step's pairs and a sweep of those bound it, unless they cut (a cut path leaves
+ * the certified one). A sweep in frames moving with the mesh holds for whole paths: when its
+ * pairs cut some, the paths are swept again in x's frame, which holds for paths cut short. A
+ * later round moves only the vertices cut before: it sweeps their primitives alone */
 static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, const double *target,
                               ms_sc_round kind, double u[3], int *cut) {
   ms_self_ws *w = d->sc;
-  int inside = deviations(m, w, x, target, kind != MS_SC_AGAIN, u);
+  int inside = deviations(m, w, x, target, kind != MS_SC_AGAIN, u), planar = 0;
   if (kind == MS_SC_ITERATE || (kind == MS_SC_FIRST && inside)) {
     *cut = scales(m, w, x, 1);
     return MS_OK;
   }
   ms_status st = MS_OK;
+  if (kind == MS_SC_FIRST) {
+    st = ms_self_planar_path(m, d, x, target, (1 - 2 * MS_SC_GAMMA) * ms_self_radius(m), &planar);
+    if (st == MS_OK && planar && (st = ms_self_sweep(m, d, x, w->dev, 1, w->only, 1)) == MS_OK &&
+        !(*cut = scales(m, w, x, 1)))
+      return MS_OK;
+  } else {
+    flag_moving(m, w);
+  }
   for (int moving = 1; moving >= 0 && st == MS_OK; moving--)
-    if ((st = ms_self_sweep(m, d, x, w->dev, moving)) == MS_OK &&
+    if ((st = ms_self_sweep(m, d, x, w->dev, moving, kind == MS_SC_AGAIN ? w->only : NULL, 0)) ==
+            MS_OK &&
         !(*cut = scales(m, w, x, kind == MS_SC_FIRST)))
       break;
   return st;

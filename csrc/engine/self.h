@@ -6,6 +6,7 @@
 #include "distance.h"
 #include "hash.h"
 #include "msim.h"
+#include "planar.h"
 #include "sweep.h"
 
 /* one pair of primitives: kind MS_PAIR_PT (v: point, triangle) or MS_PAIR_EE (v: edge, edge);
@@ -30,6 +31,7 @@ typedef struct {
 struct ms_self_ws {
   ms_hash *hash;
   ms_sweep *sweep;
+  ms_planar *planar;
   double *plo, *phi;    /* (nv,3) point boxes */
   double *elo, *ehi;    /* (ne,3) edge boxes */
   double *flo, *fhi;    /* (nf,3) triangle boxes */
@@ -38,6 +40,8 @@ struct ms_self_ws {
   double *target;       /* (nv,3) bounds.c: the method's positions, or a solver's trial */
   double *dev;          /* (nv,3) bounds.c: the displacement a round limits */
   double *scale;        /* (nv) bounds.c: the fraction of its displacement each vertex keeps */
+  unsigned char *only;  /* (nv) bounds.c: the vertices a sweep looks at (the ones that move, or
+                           that the planar certificate of the paths leaves) */
   int cap;              /* pairs allocated */
   int npair;            /* the pairs within r, ring pairs included */
   int nring;            /* how many of them are ring pairs */
@@ -59,6 +63,7 @@ struct ms_self_ws {
   ms_buf hring;         /* (hits) char: and their ring flags */
   double t_broad, t_narrow, t_bounds; /* seconds this step in the phases of ms_info */
   int active;                         /* the pairs belong to the step under way */
+  int planar_used;                    /* the last detection searched only near tight vertices */
 };
 
 /* barrier.c: the self-contact energy of one pair at distance d, for thickness dhat and
@@ -115,15 +120,24 @@ double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, 
 
 /* selfcontact.c: detection at x within r: the pairs within r that share no vertex (ring pairs
  * flagged) and each vertex's distance to the nearest primitive not sharing a vertex with it
- * (capped at r; INFINITY for a vertex in no triangle) */
-ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r);
+ * (capped at r; INFINITY for a vertex in no triangle). planar: 1 to search only near the
+ * tight vertices where the mesh projects one to one onto a plane (planar.c; the same pairs in
+ * the same order, w->planar_used says whether it did), 0 to hash every box */
+ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r, int planar);
 /* the pairs a move from x by dx (nv,3) must keep apart: every pair that shares no vertex and
  * whose points may come within the detection radius r on the straight paths (sweep.c: moving
  * 1, swept in frames that move with the mesh, for these paths only; 0, in x's frame, also for
  * any of them cut short), kept whatever their distance at x and flagged to carry no energy;
+ * only: NULL, or (nv) flags: those with a flagged vertex (others may come too); keep: 1 to add
+ * them to w's pairs, 0 to replace those;
  * the vertices' nearest and the gap stay those of the last detection */
 ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const double *dx,
-                        int moving);
+                        int moving, const unsigned char *only, int keep);
+/* whether no two primitives that share no vertex come within floor of each other on the
+ * straight paths from x to y, by the planar certificate (planar.c; 0: it could not say),
+ * except those holding a vertex it flags in w->only */
+ms_status ms_self_planar_path(const ms_model *m, ms_data *d, const double *x, const double *y,
+                              double floor, int *certified);
 double ms_self_radius(const ms_model *m);
 void ms_self_gather(const ms_sc_pair *p, const double *x, double q[12]);
 

@@ -29,8 +29,9 @@ void ms_self_free(void *ws) {
   if (!w) return;
   ms_hash_free(w->hash);
   ms_sweep_free(w->sweep);
+  ms_planar_free(w->planar);
   free(w->plo), free(w->phi), free(w->elo), free(w->ehi), free(w->flo), free(w->fhi);
-  free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale);
+  free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale), free(w->only);
   free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept), free(w->stiff);
   free(w->hdist.p), free(w->hring.p);
   free(w);
@@ -47,13 +48,14 @@ static ms_self_ws *workspace_new(const ms_model *m) {
   w->nearest = ms_alloc(n, sizeof(double)), w->blk = ms_alloc(9 * n, sizeof(double));
   w->target = ms_alloc(3 * n, sizeof(double)), w->dev = ms_alloc(3 * n, sizeof(double));
   w->scale = ms_alloc(n, sizeof(double)), w->kept = ms_alloc(3 * n, sizeof(double));
+  w->only = ms_alloc(n, 1);
   w->stiff = ms_alloc(n, sizeof(double));
   w->vstart = ms_alloc(n + 1, sizeof(int));
   w->pair = ms_alloc(1, sizeof(ms_sc_pair)), w->vpair = ms_alloc(4, sizeof(int));
   w->cap = 1;
   if (!w->plo || !w->phi || !w->elo || !w->ehi || !w->flo || !w->fhi || !w->nearest || !w->blk ||
-      !w->target || !w->dev || !w->scale || !w->kept || !w->stiff || !w->vstart || !w->pair ||
-      !w->vpair) {
+      !w->target || !w->dev || !w->scale || !w->only || !w->kept || !w->stiff || !w->vstart ||
+      !w->pair || !w->vpair) {
     ms_self_free(w);
     return NULL;
   }
@@ -193,6 +195,7 @@ ms_status ms_model_faces(ms_model *m) {
   free(m->fedge);
   m->fedge = NULL, m->ne = 0;
   ms_status st = face_edges(m);
+  if (st == MS_OK) st = ms_planar_model(m);
   return st == MS_OK ? rings(m) : st;
 }
 
@@ -310,39 +313,47 @@ static double lap(double *t) {
   return since;
 }
 
-/* the pairs found from x: within r at x, each vertex's nearest and the gap at x (dx NULL), or
- * every pair whose paths from x to x + dx may come within r (sweep.c, in moving frames or in
- * x's; nearest and gap left) */
+/* the pairs found from x: within r at x, each vertex's nearest and the gap at x (dx NULL; by
+ * the planar certificate where it holds, when planar), or every pair whose paths from x to
+ * x + dx may come within r (sweep.c, in moving frames or in x's; nearest and gap left; only
+ * those with a vertex flagged in only, when given), added to the pairs there are when keep */
 static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, const double *dx,
-                            int moving, double r) {
+                            int moving, const unsigned char *only, int keep, int planar, double r) {
   ms_self_ws *w;
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
   const int *pt, *ee;
   int npt = 0, nee = 0, sweep = dx != NULL;
   double cell = cell_size(m, x, r), t = ms_clock();
-  w->npair = w->nring = 0;
+  if (!keep) w->npair = w->nring = 0;
   for (int v = 0; v < m->nv && !sweep; v++) w->nearest[v] = INFINITY; /* no triangle: unbounded */
   for (int k = 0; k < 3 * m->nf && !sweep; k++) w->nearest[m->face[k]] = r;
   if (!sweep) w->gap = r;
 
-  // the broad phase: points inflated by r against the triangles, edges by r/2 against edges
+  // the broad phase: points inflated by r against the triangles, edges by r/2 against edges;
+  // where the mesh projects one to one onto a plane, only the boxes near tight vertices
+  w->planar_used = 0;
   if (sweep) {
-    st = ms_sweep_pairs(&w->sweep, m, x, dx, moving, r, cell, ms_threads(m), &pt, &npt, &ee, &nee);
+    st = ms_sweep_pairs(&w->sweep, m, x, dx, moving, only, r, cell, ms_threads(m), &pt, &npt, &ee,
+                        &nee);
   } else {
     ms_hash_boxes(x, NULL, m->nv, 1, r, w->plo, w->phi);
     ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
-    st = ms_hash_overlaps(&w->hash, w->plo, w->phi, m->nv, w->flo, w->fhi, m->nf, 0, cell,
-                          ms_threads(m), &pt, &npt);
+    ms_hash_boxes(x, m->fedge, m->ne, 2, 0.5 * r, w->elo, w->ehi);
+    ms_planar_boxes b = {w->plo, w->phi, w->elo, w->ehi, w->flo, w->fhi};
+    if (planar)
+      st = ms_planar_pairs(&w->planar, m, x, r, cell, ms_threads(m), &b, &w->planar_used, &pt, &npt,
+                           &ee, &nee);
+    if (st == MS_OK && !w->planar_used)
+      st = ms_hash_overlaps(&w->hash, w->plo, w->phi, m->nv, w->flo, w->fhi, m->nf, 0, cell,
+                            ms_threads(m), &pt, &npt);
   }
   w->t_broad += lap(&t);
   if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_PT, pt, npt, r, sweep);
   w->t_narrow += lap(&t);
-  if (st == MS_OK && !sweep) {
-    ms_hash_boxes(x, m->fedge, m->ne, 2, 0.5 * r, w->elo, w->ehi);
+  if (st == MS_OK && !sweep && !w->planar_used)
     st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->elo, w->ehi, m->ne, 1, cell,
                           ms_threads(m), &ee, &nee);
-  }
   w->t_broad += lap(&t);
   if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_EE, ee, nee, r, sweep);
   if (st != MS_OK) return w->npair = w->nring = 0, st;
@@ -351,13 +362,23 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
   return MS_OK;
 }
 
-ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r) {
-  return find_pairs(m, d, x, NULL, 0, r);
+ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r, int planar) {
+  return find_pairs(m, d, x, NULL, 0, NULL, 0, planar, r);
 }
 
 ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const double *dx,
-                        int moving) {
-  return find_pairs(m, d, x, dx, moving, ms_self_radius(m));
+                        int moving, const unsigned char *only, int keep) {
+  return find_pairs(m, d, x, dx, moving, only, keep, 0, ms_self_radius(m));
+}
+
+ms_status ms_self_planar_path(const ms_model *m, ms_data *d, const double *x, const double *y,
+                              double floor, int *certified) {
+  ms_self_ws *w = d->sc;
+  double t = ms_clock();
+  ms_status st = ms_planar_path(&w->planar, m, x, y, floor, cell_size(m, x, ms_self_radius(m)),
+                                ms_threads(m), certified, w->only);
+  w->t_broad += lap(&t);
+  return st;
 }
 
 ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int *count) {
@@ -397,7 +418,7 @@ ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info) {
     if (info->crossings) return MS_ECROSSING;
     d->sc_clean = 1;
   }
-  if ((st = ms_self_detect(m, d, d->x, ms_self_radius(m))) != MS_OK) return st;
+  if ((st = ms_self_detect(m, d, d->x, ms_self_radius(m), 1)) != MS_OK) return st;
   if ((st = ms_self_friction_begin(m, d)) != MS_OK) return st;
   d->sc->active = 1, d->sc->reach = 1.0;
   info->pairs = d->sc->npair - d->sc->nring, info->gap = d->sc->gap;
@@ -407,7 +428,7 @@ ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info) {
 /* the pairs at the state d->x, active until ms_self_end (energy and forces of a state) */
 ms_status ms_self_at(const ms_model *m, ms_data *d) {
   if (!m->self_contact) return MS_OK;
-  ms_status st = ms_self_detect(m, d, d->x, ms_self_radius(m));
+  ms_status st = ms_self_detect(m, d, d->x, ms_self_radius(m), 1);
   if (st == MS_OK) d->sc->active = 1, d->sc->lagged = 0;
   return st;
 }

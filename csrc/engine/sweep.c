@@ -23,6 +23,9 @@
  * the bounds, which cut moves, sweep again in the frame of x (c = 0 for every patch) when they
  * cut any: there the box of a path holds every part of it, x + s sigma dx for s, sigma in
  * [0, 1].
+ *
+ * A sweep of some vertices' pairs (the few a certificate leaves, or the ones still moving)
+ * takes only the pairs of patches of which one holds a primitive with such a vertex.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -57,7 +60,7 @@ typedef struct {
 } side;
 
 /* the scratch arrays of a sweep, kept between calls */
-enum { MS_SWEEP_ARRAYS = 6 + 3 * 2 + 4 * MS_KINDS };
+enum { MS_SWEEP_ARRAYS = 7 + 3 * 2 + 4 * MS_KINDS };
 
 struct ms_sweep {
   ms_hash *hash;
@@ -76,12 +79,14 @@ typedef struct {
 typedef struct {
   const ms_model *m;
   const double *x, *dx;
+  const unsigned char *only; /* (nv) the vertices whose primitives' pairs are wanted; NULL: all */
   int npatch;
-  cube *cube;        /* (nv) scratch: the vertices by the cubes of their patches */
-  int *count;        /* (nv) scratch: each patch's vertices */
-  int *patch;        /* (nv) each vertex's patch */
-  double *c;         /* (npatch, 3) each patch's mean displacement: its frame's */
-  double *plo, *phi; /* (npatch, 3) the union of each patch's primitives' boxes */
+  cube *cube;            /* (nv) scratch: the vertices by the cubes of their patches */
+  int *count;            /* (nv) scratch: each patch's vertices */
+  int *patch;            /* (nv) each vertex's patch */
+  double *c;             /* (npatch, 3) each patch's mean displacement: its frame's */
+  double *plo, *phi;     /* (npatch, 3) the union of each patch's primitives' boxes */
+  unsigned char *wanted; /* (npatch) 1 where a primitive of the patch holds a vertex of only */
   kind kinds[MS_KINDS];
   side side[2]; /* scratch of the largest kind's size: the two sides of a pair of patches */
   double cell;  /* the cell of the broad phase [m] */
@@ -144,7 +149,8 @@ static void frames(sweeping *s) {
 }
 
 /* the kind's primitives by the patch of their first vertex (a counting sort), and their boxes
- * over their paths in that patch's frame; each widens its patch's box */
+ * over their paths in that patch's frame; each widens its patch's box, and makes it wanted
+ * when it holds a vertex of s->only */
 static void gather(sweeping *s, kind *k) {
   for (int p = 0; p < k->n; p++) k->start[s->patch[k->idx ? k->idx[k->k * p] : p] + 1]++;
   for (int P = 0; P < s->npatch; P++) k->start[P + 1] += k->start[P];
@@ -156,7 +162,9 @@ static void gather(sweeping *s, kind *k) {
     for (int t = 0; t < 3; t++) {
       double a = INFINITY, b = -INFINITY;
       for (int v = 0; v < k->k; v++) {
-        size_t i = 3 * (size_t)(k->idx ? k->idx[k->k * p + v] : p) + t;
+        int id = k->idx ? k->idx[k->k * p + v] : p;
+        size_t i = 3 * (size_t)id + t;
+        s->wanted[P] |= t == 0 && (!s->only || s->only[id]);
         double e = s->x[i] + s->dx[i] - s->c[3 * P + t];
         a = ms_min(a, ms_min(s->x[i], e)), b = ms_max(b, ms_max(s->x[i], e));
       }
@@ -241,12 +249,13 @@ static ms_status patches_pair(ms_sweep *w, sweeping *s, int P, int Q) {
   return st;
 }
 
-/* every pair of patches that may meet, and their primitives' pairs */
+/* every pair of patches that may meet, one of them wanted, and their primitives' pairs */
 static ms_status all_pairs(ms_sweep *w, sweeping *s) {
   ms_status st = MS_OK;
   for (int P = 0; P < s->npatch && st == MS_OK; P++)
     for (int Q = P; Q < s->npatch && st == MS_OK; Q++) {
       double d[3];
+      if (!s->wanted[P] && !s->wanted[Q]) continue;
       for (int t = 0; t < 3; t++) d[t] = s->c[3 * P + t] - s->c[3 * Q + t];
       if (shifted_overlap(s->plo + 3 * P, s->phi + 3 * P, d, s->plo + 3 * Q, s->phi + 3 * Q))
         st = patches_pair(w, s, P, Q);
@@ -289,6 +298,7 @@ static int make(ms_sweep *w, sweeping *s, const ms_model *m, double r) {
   s->cube = room(b++, nv, sizeof(cube), &ok), s->count = room(b++, nv, sizeof(int), &ok);
   s->patch = room(b++, nv, sizeof(int), &ok), s->c = room(b++, 3 * nv, sizeof(double), &ok);
   s->plo = room(b++, 3 * nv, sizeof(double), &ok), s->phi = room(b++, 3 * nv, sizeof(double), &ok);
+  s->wanted = room(b++, nv, 1, &ok);
   for (int k = 0; k < 2; k++) {
     side *sd = s->side + k;
     sd->lo = room(b++, 3 * big, sizeof(double), &ok),
@@ -304,18 +314,22 @@ static int make(ms_sweep *w, sweeping *s, const ms_model *m, double r) {
   }
   if (!ok) return 0;
   memset(s->count, 0, sizeof(int) * nv), memset(s->c, 0, sizeof(double) * 3 * nv);
+  memset(s->wanted, 0, nv);
   for (int k = 0; k < MS_KINDS; k++) memset(s->kinds[k].start, 0, sizeof(int) * (nv + 1));
   return 1;
 }
 
 ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, const double *dx,
-                         int moving, double r, double cell, int threads, const int **pt, int *npt,
-                         const int **ee, int *nee) {
+                         int moving, const unsigned char *only, double r, double cell, int threads,
+                         const int **pt, int *npt, const int **ee, int *nee) {
   ms_sweep *w = *sp ? *sp : ms_alloc(1, sizeof(ms_sweep));
   if (!w) return MS_ENOMEM;
   *sp = w;
   w->npair[0] = w->npair[1] = 0;
-  sweeping s = {.m = m, .x = x, .dx = dx, .cell = cell, .threads = threads};
+  int wanted = !only;
+  for (int v = 0; v < m->nv && !wanted; v++) wanted = only[v];
+  if (!wanted) return *pt = *ee = NULL, *npt = *nee = 0, MS_OK;
+  sweeping s = {.m = m, .x = x, .dx = dx, .only = only, .cell = cell, .threads = threads};
   ms_status st = make(w, &s, m, r) ? MS_OK : MS_ENOMEM;
   if (st == MS_OK) {
     // patches of side L, their frames and the boxes of their primitives in them

@@ -1,0 +1,575 @@
+/* planar.c: where a triangle mesh that projects one to one onto a plane can have close pairs
+ *
+ * A cloth that is smooth at the scale of its triangles (hanging, swinging, draped without
+ * folds) has no two primitives close together that share no vertex, yet their boxes overlap
+ * everywhere along the mesh. A certificate says so without measuring them (the normal-cone
+ * test of Volino and Magnenat-Thalmann 1994, "Efficient self-collision detection on smoothly
+ * discretized surface animations using geometrical shape regularity", Computer Graphics
+ * Forum 13(3), made quantitative):
+ *
+ * Let the mesh be one topological disk and a the unit vector along the sum of its triangles'
+ * area normals. When every triangle's normal is within 90 degrees of a, the projection P onto
+ * the plane normal to a maps every triangle with positive orientation; when moreover the
+ * projected boundary is a simple closed curve, P is one to one on the whole mesh (a piecewise
+ * linear map whose triangles all keep their orientation covers each point as many times as
+ * the image of the boundary winds around it: at most once). P shortens distances, so two
+ * primitives are at least as far apart as their projections, and in the projected
+ * triangulation two primitives that share no vertex are at least
+ *
+ *   sigma_v = min(rho_v, beta_v)
+ *
+ * apart for a vertex v of theirs: rho_v is v's distance to its link (the far edges of its
+ * triangles), so its triangles cover the disk of radius rho_v about it and a straight path
+ * from v to any primitive not holding it crosses the link; beta_v (a boundary vertex) is v's
+ * distance to the boundary edges not holding it, which a path leaving the mesh at v must
+ * cross to come back. A point-triangle pair is so bounded through its point; an edge-edge pair
+ * through an endpoint, as two disjoint segments are closest at an endpoint of one. So every
+ * pair closer than r has a tight vertex, sigma_v < r, and the broad phase need only look at
+ * the boxes of primitives that hold one. The test refuses a triangle within MS_PLANAR_COS of
+ * edge-on, a boundary that comes within the rounding margin eps of itself, and meshes that are
+ * not disks (several pieces, closed surfaces); detection then hashes every box.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "planar.h"
+
+/* the least cosine between a triangle's normal and the axis */
+#define MS_PLANAR_COS 1e-3
+/* the rounding margin of the projected distances, relative to r plus the largest coordinate */
+#define MS_PLANAR_EPS 1e-9
+/* a distance along a path is bounded on at most this many slices of it */
+#define MS_PLANAR_SLICES 64
+/* positions or moves beyond this are refused (their squares stay finite) */
+#define MS_PLANAR_BIG 1e100
+
+/* ---------------------------------------------------------------- the disk (model) */
+
+/* one half-edge: face f's edge from its corner k to corner k + 1, keyed by its ends */
+typedef struct {
+  int lo, hi, f, k;
+} half;
+
+static int compare_half(const void *a, const void *b) {
+  const half *x = a, *y = b;
+  if (x->lo != y->lo) return (x->lo > y->lo) - (x->lo < y->lo);
+  return (x->hi > y->hi) - (x->hi < y->hi);
+}
+
+static int root(int *parent, int i) {
+  while (parent[i] != i) i = parent[i] = parent[parent[i]];
+  return i;
+}
+
+static void unite(int *parent, int i, int j) {
+  parent[root(parent, i)] = root(parent, j);
+}
+
+/* the halves of m's triangles, sorted by their ends */
+static void halves(const ms_model *m, half *h) {
+  for (int f = 0; f < m->nf; f++)
+    for (int k = 0; k < 3; k++) {
+      int a = m->face[3 * f + k], b = m->face[3 * f + (k + 1) % 3];
+      h[3 * f + k] = (half){a < b ? a : b, a < b ? b : a, f, k};
+    }
+  qsort(h, 3 * (size_t)m->nf, sizeof(half), compare_half);
+}
+
+/* the directed vertex of corner k of face f */
+static int corner_vertex(const ms_model *m, int f, int k) {
+  return m->face[3 * f + k % 3];
+}
+
+/* 1 when the sorted halves make m a disk: corners joined across each inner edge into fans
+ * (corner[] a union-find over the 3 nf corners), faces across it into pieces (piece[]), and
+ * the boundary edges, in their triangles' direction, into bedge (nb of them) */
+static int is_disk(const ms_model *m, const half *h, int *corner, int *piece, int *vfan, int *bedge,
+                   int *nb) {
+  int n = 3 * m->nf;
+  *nb = 0;
+  for (int c = 0; c < n; c++) corner[c] = c;
+  for (int f = 0; f < m->nf; f++) piece[f] = f;
+  for (int i = 0; i < n;) {
+    int j = i + 1;
+    while (j < n && !compare_half(h + i, h + j)) j++;
+    const half *p = h + i, *q = h + i + 1;
+    if (j - i == 1) {
+      bedge[2 * *nb] = corner_vertex(m, p->f, p->k);
+      bedge[2 * *nb + 1] = corner_vertex(m, p->f, p->k + 1), ++*nb;
+    } else if (j - i == 2 && corner_vertex(m, p->f, p->k) == corner_vertex(m, q->f, q->k + 1)) {
+      // p runs a -> b, q b -> a: the corners at a, and those at b, share the edge
+      unite(corner, 3 * p->f + p->k, 3 * q->f + (q->k + 1) % 3);
+      unite(corner, 3 * p->f + (p->k + 1) % 3, 3 * q->f + q->k);
+      unite(piece, p->f, q->f);
+    } else {
+      return 0; /* three triangles on an edge, or two running the same way */
+    }
+    i = j;
+  }
+  // one fan per vertex, one piece
+  for (int v = 0; v < m->nv; v++) vfan[v] = -1;
+  for (int c = 0; c < n; c++) {
+    int v = m->face[c], r = root(corner, c);
+    if (vfan[v] >= 0 && vfan[v] != r) return 0;
+    vfan[v] = r;
+  }
+  for (int f = 0; f < m->nf; f++)
+    if (root(piece, f) != root(piece, 0)) return 0;
+  return 1;
+}
+
+ms_status ms_planar_model(ms_model *m) {
+  size_t n = 3 * (size_t)m->nf;
+  // every vertex in a triangle and V - E + F = 1 (E counted by ms_model_faces) come first
+  int disk = m->nf > 0 && (long long)m->nv - m->ne + m->nf == 1, nb = 0;
+  half *h = disk ? ms_alloc(n, sizeof(half)) : NULL;
+  int *corner = disk ? ms_alloc(n, sizeof(int)) : NULL;
+  int *piece = disk ? ms_alloc(m->nf, sizeof(int)) : NULL;
+  int *vfan = disk ? ms_alloc(m->nv, sizeof(int)) : NULL;
+  int *bedge = disk ? ms_alloc(2 * n, sizeof(int)) : NULL;
+  if (disk && (!h || !corner || !piece || !vfan || !bedge)) {
+    free(h), free(corner), free(piece), free(vfan), free(bedge);
+    return MS_ENOMEM;
+  }
+  if (disk) {
+    halves(m, h);
+    disk = is_disk(m, h, corner, piece, vfan, bedge, &nb);
+    for (int v = 0; v < m->nv && disk; v++) disk = vfan[v] >= 0;
+  }
+  free(h), free(corner), free(piece), free(vfan), free(m->bedge);
+  m->disk = disk, m->nb = disk ? nb : 0, m->bedge = disk ? bedge : (free(bedge), NULL);
+  return MS_OK;
+}
+
+/* ---------------------------------------------------------------- the certificate */
+
+struct ms_planar {
+  ms_hash *hash;
+  ms_buf uv;       /* (nv,3) double: the projected positions (third coordinate 0) */
+  ms_buf duv;      /* (nv,3) double: a path's projected displacements */
+  ms_buf sigma;    /* (nv) double: the bound sigma_v [m] */
+  ms_buf lo, hi;   /* (3 n) double: boxes of a subset of primitives */
+  ms_buf blo, bhi; /* (3 nb) double: the boundary's edge boxes in the plane */
+  ms_buf list;     /* (n) int: the tight vertices, or the primitives that hold one */
+  ms_buf alo, ahi; /* (3 n) double: the boxes of a search's many that may meet its few */
+  ms_buf amap;     /* (n) int: their indices among the many */
+  ms_buf hit[2];   /* (2 hits) int: the two searches of point-triangle pairs */
+  ms_buf out[2];   /* (2 hits) int: the pairs found, point-triangle and edge-edge */
+};
+
+void ms_planar_free(void *ws) {
+  ms_planar *w = ws;
+  if (!w) return;
+  ms_hash_free(w->hash);
+  ms_buf *b[] = {&w->uv,  &w->duv, &w->sigma, &w->lo, &w->hi,     &w->blo, &w->bhi,   &w->list,
+                 &w->alo, &w->ahi, &w->amap,  w->hit, w->hit + 1, w->out,  w->out + 1};
+  for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
+  free(w);
+}
+
+static void cross(const double *a, const double *b, double *c) {
+  c[0] = a[1] * b[2] - a[2] * b[1], c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static double dot(const double *a, const double *b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* face f's area normal (twice its area long) at x */
+static void normal(const ms_model *m, const double *x, int f, double n[3]) {
+  const double *a = x + 3 * m->face[3 * f], *b = x + 3 * m->face[3 * f + 1],
+               *c = x + 3 * m->face[3 * f + 2];
+  double e[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]},
+         g[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+  cross(e, g, n);
+}
+
+/* the unit axis a along the sum of the area normals, and 1 when every normal is within
+ * MS_PLANAR_COS of edge-on to it */
+static int axis(const ms_model *m, const double *x, double a[3]) {
+  double n[3], len;
+  a[0] = a[1] = a[2] = 0;
+  for (int f = 0; f < m->nf; f++) normal(m, x, f, n), a[0] += n[0], a[1] += n[1], a[2] += n[2];
+  len = sqrt(dot(a, a));
+  if (!(len > 0) || !isfinite(len)) return 0;
+  for (int t = 0; t < 3; t++) a[t] /= len;
+  for (int f = 0; f < m->nf; f++) {
+    normal(m, x, f, n);
+    if (!(dot(n, a) > MS_PLANAR_COS * sqrt(dot(n, n)))) return 0;
+  }
+  return 1;
+}
+
+/* uv: x projected onto the plane normal to a, in an orthonormal basis of it (uv may be x) */
+static void project(const ms_model *m, const double *x, const double a[3], double *uv) {
+  int k = fabs(a[1]) < fabs(a[0]);
+  if (fabs(a[2]) < fabs(a[k])) k = 2;
+  double unit[3] = {0, 0, 0}, e1[3], e2[3];
+  unit[k] = 1; /* the coordinate axis farthest from a */
+  cross(a, unit, e1);
+  double len = sqrt(dot(e1, e1));
+  for (int t = 0; t < 3; t++) e1[t] /= len;
+  cross(a, e1, e2);
+  for (int v = 0; v < m->nv; v++) {
+    double p = dot(x + 3 * v, e1), q = dot(x + 3 * v, e2); /* uv may be x */
+    uv[3 * v] = p, uv[3 * v + 1] = q, uv[3 * v + 2] = 0;
+  }
+}
+
+/* the length of the plane vector (u, v) (coordinates below MS_PLANAR_BIG: no overflow) */
+static double norm2(double u, double v) {
+  return sqrt(u * u + v * v);
+}
+
+/* the distance in the plane from p to the segment ab */
+static double segment_distance(const double *p, const double *a, const double *b) {
+  double ab[2] = {b[0] - a[0], b[1] - a[1]}, ap[2] = {p[0] - a[0], p[1] - a[1]};
+  double l2 = ab[0] * ab[0] + ab[1] * ab[1], t = l2 > 0 ? (ap[0] * ab[0] + ap[1] * ab[1]) / l2 : 0;
+  t = t < 0 ? 0 : t > 1 ? 1 : t;
+  return norm2(ap[0] - t * ab[0], ap[1] - t * ab[1]);
+}
+
+/* twice the signed area of the plane triangle abc */
+static double orient(const double *a, const double *b, const double *c) {
+  return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+}
+
+/* sigma_v = rho_v: each vertex's distance to its link in the plane */
+static void link_distances(const ms_model *m, const double *uv, double *sigma) {
+  for (int v = 0; v < m->nv; v++) sigma[v] = INFINITY;
+  for (int f = 0; f < m->nf; f++)
+    for (int k = 0; k < 3; k++) {
+      const int *c = m->face + 3 * f;
+      int v = c[k], p = c[(k + 1) % 3], q = c[(k + 2) % 3];
+      double d = segment_distance(uv + 3 * v, uv + 3 * p, uv + 3 * q);
+      if (d < sigma[v]) sigma[v] = d;
+    }
+}
+
+/* sigma_v lowered to beta_v on the boundary (capped at cap: only those below it matter);
+ * 0 when the projected boundary is not a simple curve by a margin eps (it comes within eps
+ * of itself, or two of its edges cross) */
+static ms_status boundary(ms_planar *w, const ms_model *m, double cap, double eps, double cell,
+                          int threads, int *simple) {
+  const double *uv = w->uv.p;
+  double *sigma = w->sigma.p, *plo = w->lo.p, *phi = w->hi.p, *blo = w->blo.p, *bhi = w->bhi.p;
+  const int *hit;
+  int nhit, nb = m->nb;
+  *simple = 1;
+  // each boundary vertex (the start of one boundary edge) against the boundary edges
+  for (int e = 0; e < nb; e++)
+    for (int t = 0; t < 3; t++) {
+      double c = uv[3 * m->bedge[2 * e] + t], r = t < 2 ? cap : 0.0;
+      plo[3 * e + t] = c - r, phi[3 * e + t] = c + r;
+    }
+  ms_hash_boxes(uv, m->bedge, nb, 2, 0.0, blo, bhi);
+  ms_status st =
+      ms_hash_overlaps(&w->hash, plo, phi, nb, blo, bhi, nb, 0, cell, threads, &hit, &nhit);
+  for (int k = 0; st == MS_OK && k < nhit; k++) {
+    int v = m->bedge[2 * hit[2 * k]];
+    const int *e = m->bedge + 2 * hit[2 * k + 1];
+    if (v == e[0] || v == e[1]) continue;
+    double d = segment_distance(uv + 3 * v, uv + 3 * e[0], uv + 3 * e[1]);
+    if (d <= eps) *simple = 0;
+    if (d < sigma[v]) sigma[v] = d;
+  }
+  if (st != MS_OK || !*simple) return st;
+  // two edges that share no vertex cross where each one's ends lie on both sides of the other
+  st = ms_hash_overlaps(&w->hash, blo, bhi, nb, blo, bhi, nb, 1, cell, threads, &hit, &nhit);
+  for (int k = 0; st == MS_OK && k < nhit && *simple; k++) {
+    const int *e = m->bedge + 2 * hit[2 * k], *g = m->bedge + 2 * hit[2 * k + 1];
+    if (e[0] == g[0] || e[0] == g[1] || e[1] == g[0] || e[1] == g[1]) continue;
+    const double *a = uv + 3 * e[0], *b = uv + 3 * e[1], *c = uv + 3 * g[0], *d = uv + 3 * g[1];
+    *simple = !(orient(a, b, c) * orient(a, b, d) < 0 && orient(c, d, a) * orient(c, d, b) < 0);
+  }
+  return st;
+}
+
+/* the rounding margin eps of distances near r at x: projected and measured distances are
+ * exact to far better than it */
+static double margin(const ms_model *m, const double *x, double r) {
+  double big = 0;
+  for (int k = 0; k < 3 * m->nv; k++) big = ms_max(big, fabs(x[k]));
+  return big < MS_PLANAR_BIG ? MS_PLANAR_EPS * (r + big) : INFINITY;
+}
+
+/* b grown to n elements of `size` bytes; 1, or 0 when out of memory */
+static int room(ms_buf *b, size_t n, size_t size) {
+  return !ms_grow(b, n, size, 0);
+}
+
+/* w->sigma at x, and *certified: whether x projects one to one */
+static ms_status certify(ms_planar *w, const ms_model *m, const double *x, double eps, double cap,
+                         double cell, int threads, double a[3], int *certified) {
+  size_t nv = m->nv, nb = m->nb;
+  *certified = 0;
+  if (!m->disk || !isfinite(eps) || !axis(m, x, a)) return MS_OK;
+  if (!room(&w->uv, 3 * nv, sizeof(double)) || !room(&w->sigma, nv, sizeof(double)) ||
+      !room(&w->lo, 3 * nb, sizeof(double)) || !room(&w->hi, 3 * nb, sizeof(double)) ||
+      !room(&w->blo, 3 * nb, sizeof(double)) || !room(&w->bhi, 3 * nb, sizeof(double)))
+    return MS_ENOMEM;
+  project(m, x, a, w->uv.p);
+  link_distances(m, w->uv.p, w->sigma.p);
+  return boundary(w, m, cap, eps, cell, threads, certified);
+}
+
+/* ---------------------------------------------------------------- the pairs it leaves */
+
+static int compare_pair(const void *a, const void *b) {
+  const int *x = a, *y = b;
+  if (x[0] != y[0]) return (x[0] > y[0]) - (x[0] < y[0]);
+  return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* into w->list, ascending: the n primitives (k vertices each, idx; NULL: the points) that hold
+ * a vertex with sigma below bar, and their boxes (from lo, hi) into w->lo, w->hi; their count */
+static int holding(ms_planar *w, const int *idx, int n, int k, double bar, const double *lo,
+                   const double *hi) {
+  const double *sigma = w->sigma.p;
+  int *list = w->list.p, count = 0;
+  double *slo = w->lo.p, *shi = w->hi.p;
+  for (int i = 0; i < n; i++) {
+    int tight = 0;
+    for (int j = 0; j < k; j++) tight |= sigma[idx ? idx[k * i + j] : i] < bar;
+    if (!tight) continue;
+    memcpy(slo + 3 * count, lo + 3 * i, 3 * sizeof(double));
+    memcpy(shi + 3 * count, hi + 3 * i, 3 * sizeof(double)), list[count++] = i;
+  }
+  return count;
+}
+
+/* the hash's pairs (i, j) copied into out as (amap[i], bmap[j]) (NULL: as they are), the two
+ * swapped when swap is 1 */
+static int renamed(ms_buf *out, const int *hit, int nhit, const int *amap, const int *bmap,
+                   int swap) {
+  if (ms_grow(out, 2 * (size_t)nhit, sizeof(int), 0)) return 0;
+  int *p = out->p;
+  for (int k = 0; k < nhit; k++) {
+    int i = hit[2 * k], j = hit[2 * k + 1];
+    p[2 * k + swap] = amap ? amap[i] : i, p[2 * k + 1 - swap] = bmap ? bmap[j] : j;
+  }
+  return 1;
+}
+
+/* out = the union of the sorted pair lists a (na) and b (nb), sorted, each pair once; its count */
+static int merged(ms_buf *out, const int *a, int na, const int *b, int nb) {
+  int *p = out->p, n = 0, i = 0, j = 0;
+  while (i < na || j < nb) {
+    int c = i == na ? 1 : j == nb ? -1 : compare_pair(a + 2 * i, b + 2 * j);
+    const int *next = c <= 0 ? a + 2 * i : b + 2 * j;
+    i += c <= 0, j += c >= 0;
+    p[2 * n] = next[0], p[2 * n + 1] = next[1], n++;
+  }
+  return n;
+}
+
+/* the overlapping pairs of the many boxes alo, ahi (na) and the few w->lo, w->hi (nb, the
+ * primitives w->list), renamed to their primitives into out, swapped when swap is 1: only the
+ * many that meet the few's bounding box go through the hash (w->amap their indices) */
+static ms_status search(ms_planar *w, const double *alo, const double *ahi, int na, int nb,
+                        double cell, int threads, ms_buf *out, int swap, int *nout) {
+  const double *blo = w->lo.p, *bhi = w->hi.p;
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (int j = 0; j < nb; j++)
+    for (int t = 0; t < 3; t++)
+      lo[t] = ms_min(lo[t], blo[3 * j + t]), hi[t] = ms_max(hi[t], bhi[3 * j + t]);
+  double *slo = w->alo.p, *shi = w->ahi.p;
+  int *map = w->amap.p, n = 0;
+  for (int i = 0; i < na; i++) {
+    const double *a = alo + 3 * i, *b = ahi + 3 * i;
+    if (a[0] > hi[0] || a[1] > hi[1] || a[2] > hi[2] || b[0] < lo[0] || b[1] < lo[1] ||
+        b[2] < lo[2])
+      continue;
+    memcpy(slo + 3 * n, a, 3 * sizeof(double)), memcpy(shi + 3 * n, b, 3 * sizeof(double));
+    map[n++] = i;
+  }
+  const int *hit;
+  ms_status st =
+      ms_hash_overlaps(&w->hash, slo, shi, n, blo, bhi, nb, 0, cell, threads, &hit, nout);
+  if (st == MS_OK && !renamed(out, hit, *nout, map, w->list.p, swap)) st = MS_ENOMEM;
+  return st;
+}
+
+/* the point-triangle pairs with a tight vertex: every triangle against the tight points, and
+ * every point against the triangles that hold one (the few tight ones hashed, the many
+ * looking them up), merged */
+static ms_status tight_points(ms_planar *w, const ms_model *m, double bar, double cell, int threads,
+                              const ms_planar_boxes *b, int *npt) {
+  int n[2], count = holding(w, NULL, m->nv, 1, bar, b->plo, b->phi);
+  ms_status st = search(w, b->flo, b->fhi, m->nf, count, cell, threads, w->hit, 1, n);
+  if (st != MS_OK) return st;
+  qsort(w->hit[0].p, n[0], 2 * sizeof(int), compare_pair);
+  count = holding(w, m->face, m->nf, 3, bar, b->flo, b->fhi);
+  if ((st = search(w, b->plo, b->phi, m->nv, count, cell, threads, w->hit + 1, 0, n + 1)) != MS_OK)
+    return st;
+  if (ms_grow(w->out, 2 * ((size_t)n[0] + n[1]), sizeof(int), 0)) return MS_ENOMEM;
+  *npt = merged(w->out, w->hit[0].p, n[0], w->hit[1].p, n[1]);
+  return MS_OK;
+}
+
+/* the edge-edge pairs with a tight vertex: every edge against the edges that hold one, each
+ * pair lower edge first, sorted, once */
+static ms_status tight_edges(ms_planar *w, const ms_model *m, double bar, double cell, int threads,
+                             const ms_planar_boxes *b, int *nee) {
+  int nhit, count = holding(w, m->fedge, m->ne, 2, bar, b->elo, b->ehi);
+  ms_status st = search(w, b->elo, b->ehi, m->ne, count, cell, threads, w->out + 1, 0, &nhit);
+  if (st != MS_OK) return st;
+  int *p = w->out[1].p, n = 0;
+  for (int k = 0; k < nhit; k++) {
+    int i = p[2 * k], j = p[2 * k + 1];
+    if (i != j) p[2 * n] = i < j ? i : j, p[2 * n + 1] = i < j ? j : i, n++;
+  }
+  qsort(p, n, 2 * sizeof(int), compare_pair);
+  *nee = 0;
+  for (int k = 0; k < n; k++)
+    if (!*nee || compare_pair(p + 2 * k, p + 2 * (*nee - 1)))
+      p[2 * *nee] = p[2 * k], p[2 * *nee + 1] = p[2 * k + 1], ++*nee;
+  return MS_OK;
+}
+
+ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, double r, double cell,
+                          int threads, const ms_planar_boxes *b, int *certified, const int **pt,
+                          int *npt, const int **ee, int *nee) {
+  ms_planar *w = *wp ? *wp : ms_alloc(1, sizeof(ms_planar));
+  if (!w) return MS_ENOMEM;
+  *wp = w, *npt = *nee = 0;
+  double eps = margin(m, x, r), bar = r + eps, a[3];
+  size_t most = m->nv > m->ne ? m->nv : m->ne;
+  most = most > (size_t)m->nf ? most : (size_t)m->nf;
+  ms_status st = certify(w, m, x, eps, bar, cell, threads, a, certified);
+  if (st != MS_OK || !*certified) return st;
+  if (!room(&w->lo, 3 * most, sizeof(double)) || !room(&w->hi, 3 * most, sizeof(double)) ||
+      !room(&w->list, most, sizeof(int)) || !room(&w->alo, 3 * most, sizeof(double)) ||
+      !room(&w->ahi, 3 * most, sizeof(double)) || !room(&w->amap, most, sizeof(int)) ||
+      !room(w->out, 0, sizeof(int)) || !room(w->out + 1, 0, sizeof(int)))
+    return MS_ENOMEM;
+  if ((st = tight_points(w, m, bar, cell, threads, b, npt)) != MS_OK ||
+      (st = tight_edges(w, m, bar, cell, threads, b, nee)) != MS_OK)
+    return *npt = *nee = 0, st;
+  *pt = w->out[0].p, *ee = w->out[1].p;
+  return MS_OK;
+}
+
+/* ---------------------------------------------------------------- along a path */
+
+/* the largest move in the plane of vertex v relative to u or w */
+static double relative(const double *duv, int v, int u, int w) {
+  const double *a = duv + 3 * v, *b = duv + 3 * u, *c = duv + 3 * w;
+  return ms_max(norm2(a[0] - b[0], a[1] - b[1]), norm2(a[0] - c[0], a[1] - c[1]));
+}
+
+/* the distance in the plane from vertex v to the segment (p, q) at uv + s duv */
+static double distance_at(const double *uv, const double *duv, double s, int v, int p, int q) {
+  double y[3][2];
+  const int id[3] = {v, p, q};
+  for (int k = 0; k < 3; k++)
+    for (int t = 0; t < 2; t++) y[k][t] = uv[3 * id[k] + t] + s * duv[3 * id[k] + t];
+  return segment_distance(y[0], y[1], y[2]);
+}
+
+/* a lower bound on the distance in the plane from vertex v to the segment (p, q) along the
+ * paths uv + s duv, s in [0, 1], refined until it shows `need` where it can: the distance moves
+ * by at most rel (v's largest move relative to p or q) over the path, so it is at least the
+ * start's less rel, and on each of K slices at least the mean of its ends' less rel / 2K */
+static double path_distance(const double *uv, const double *duv, int v, int p, int q, double need) {
+  double rel = relative(duv, v, p, q), d0 = distance_at(uv, duv, 0.0, v, p, q);
+  if (d0 - rel >= need || d0 <= need) return d0 - rel;
+  int slices = (int)ms_min(MS_PLANAR_SLICES, ceil(rel / (d0 - need)));
+  double low = INFINITY, last = d0;
+  for (int k = 1; k <= slices; k++) {
+    double next = distance_at(uv, duv, (double)k / slices, v, p, q);
+    low = ms_min(low, 0.5 * (last + next - rel / slices)), last = next;
+  }
+  return low;
+}
+
+/* 1 when every triangle keeps its orientation in the plane along uv + s duv, s in [0, 1] (its
+ * signed area, a quadratic in s, has Bernstein coefficients A0, B, A1: positive throughout
+ * when A0 and A1 are and B > -sqrt(A0 A1)), by a rounding margin */
+static int keeps_orientation(const ms_model *m, const double *uv, const double *duv) {
+  for (int f = 0; f < m->nf; f++) {
+    const int *c = m->face + 3 * f;
+    double e[2], g[2], de[2], dg[2];
+    for (int t = 0; t < 2; t++) {
+      e[t] = uv[3 * c[1] + t] - uv[3 * c[0] + t], g[t] = uv[3 * c[2] + t] - uv[3 * c[0] + t];
+      de[t] = duv[3 * c[1] + t] - duv[3 * c[0] + t];
+      dg[t] = duv[3 * c[2] + t] - duv[3 * c[0] + t];
+    }
+    double bar = MS_PLANAR_EPS * (norm2(e[0], e[1]) + norm2(de[0], de[1])) *
+                 (norm2(g[0], g[1]) + norm2(dg[0], dg[1]));
+    double a0 = e[0] * g[1] - e[1] * g[0];
+    double a1 = (e[0] + de[0]) * (g[1] + dg[1]) - (e[1] + de[1]) * (g[0] + dg[0]) - bar;
+    double b = a0 + 0.5 * (e[0] * dg[1] - e[1] * dg[0] + de[0] * g[1] - de[1] * g[0]) - bar;
+    a0 -= bar;
+    if (!(a0 > 0 && a1 > 0 && (b > 0 || b * b < a0 * a1))) return 0;
+  }
+  return 1;
+}
+
+/* loose[v] = 1 where vertex v may come within need of its link along the path */
+static void link_path(const ms_model *m, const double *uv, const double *duv, double need,
+                      unsigned char *loose) {
+  for (int f = 0; f < m->nf; f++)
+    for (int k = 0; k < 3; k++) {
+      const int *c = m->face + 3 * f;
+      int v = c[k];
+      if (!loose[v] && !(path_distance(uv, duv, v, c[(k + 1) % 3], c[(k + 2) % 3], need) >= need))
+        loose[v] = 1;
+    }
+}
+
+/* loose[v] = 1 where boundary vertex v may come within need of a boundary edge not holding it
+ * along the path (pairs whose boxes over the path, inflated by need, do not overlap stay
+ * farther); *simple 0 where it may come within eps (the boundary may cease to be simple) */
+static ms_status boundary_path(ms_planar *w, const ms_model *m, double need, double eps,
+                               double cell, int threads, unsigned char *loose, int *simple) {
+  const double *uv = w->uv.p, *duv = w->duv.p;
+  double *plo = w->lo.p, *phi = w->hi.p, *blo = w->blo.p, *bhi = w->bhi.p;
+  const int *hit;
+  int nhit, nb = m->nb;
+  for (int e = 0; e < nb; e++)
+    for (int t = 0; t < 3; t++) {
+      const int *g = m->bedge + 2 * e;
+      double a = uv[3 * g[0] + t], b = a + duv[3 * g[0] + t], c = uv[3 * g[1] + t],
+             d = c + duv[3 * g[1] + t], r = t < 2 ? need : 0.0;
+      plo[3 * e + t] = ms_min(a, b) - r, phi[3 * e + t] = ms_max(a, b) + r;
+      blo[3 * e + t] = ms_min(ms_min(a, b), ms_min(c, d));
+      bhi[3 * e + t] = ms_max(ms_max(a, b), ms_max(c, d));
+    }
+  ms_status st =
+      ms_hash_overlaps(&w->hash, plo, phi, nb, blo, bhi, nb, 0, cell, threads, &hit, &nhit);
+  *simple = st == MS_OK;
+  for (int k = 0; k < nhit && *simple; k++) {
+    int v = m->bedge[2 * hit[2 * k]];
+    const int *e = m->bedge + 2 * hit[2 * k + 1];
+    if (v == e[0] || v == e[1]) continue;
+    double low = path_distance(uv, duv, v, e[0], e[1], need);
+    if (!(low >= need)) loose[v] = 1;
+    *simple = low > eps;
+  }
+  return st;
+}
+
+ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, const double *y,
+                         double floor, double cell, int threads, int *certified,
+                         unsigned char *loose) {
+  ms_planar *w = *wp ? *wp : ms_alloc(1, sizeof(ms_planar));
+  if (!w) return MS_ENOMEM;
+  *wp = w;
+  double eps = margin(m, x, floor), need = floor + eps, a[3];
+  ms_status st = certify(w, m, x, eps, need, cell, threads, a, certified);
+  if (st != MS_OK || !*certified) return st;
+  if (!room(&w->duv, 3 * (size_t)m->nv, sizeof(double))) return *certified = 0, MS_ENOMEM;
+  // the displacements projected like the positions (the projection is linear)
+  double *duv = w->duv.p;
+  for (int k = 0; k < 3 * m->nv; k++) duv[k] = y[k] - x[k];
+  if (!isfinite(margin(m, duv, floor))) return *certified = 0, MS_OK;
+  project(m, duv, a, duv);
+  memset(loose, 0, m->nv);
+  if (!(*certified = keeps_orientation(m, w->uv.p, duv))) return MS_OK;
+  link_path(m, w->uv.p, duv, need, loose);
+  return boundary_path(w, m, need, eps, cell, threads, loose, certified);
+}

@@ -1,0 +1,232 @@
+"""The planar certificate of self-contact: a triangle mesh that is one topological disk and
+projects one to one onto the plane normal to its mean normal has its primitive pairs closer than
+r only at its tight vertices (those closer than r, in the plane, to their link or to the
+boundary), so detection searches only there; along a step's straight paths it keeps every pair
+away from its loose vertices at least a floor apart, so the step's end sweeps only those.
+
+Oracles: detection hashing every box (the same pairs, nearest distances and gap, to the bit),
+exact distances and crossing counts sampled along the paths, and the full sweep."""
+
+import numpy as np
+import pytest
+
+import msim
+
+
+def detections(sim):
+    """Detection by the certificate and by hashing every box, checked equal; whether the
+    certificate held and how many pairs it found."""
+    pairs, nearest, gap, used = sim._detected_pairs(True)
+    all_pairs, all_nearest, all_gap, all_used = sim._detected_pairs(False)
+    assert not all_used
+    assert np.array_equal(pairs, all_pairs)
+    assert np.array_equal(nearest, all_nearest) and gap == all_gap
+    return used, len(pairs)
+
+
+def hanging(n):
+    mesh = msim.mesh.cloth_grid(n, n)
+    return msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=1000.0, fixed=[0, n - 1],
+                       faces=mesh.faces, self_contact=True)
+
+
+def height_field(n, seed, jitter=0.3, thickness=0.3):
+    """An n x n cloth on a random smooth height field (slopes below 1), its vertices moved in
+    the plane by up to `jitter` edge lengths (so that many come closer than r to their link),
+    with a thickness of `thickness` edge lengths."""
+    rng = np.random.default_rng(seed)
+    mesh = msim.mesh.cloth_grid(n, n)
+    x = mesh.vertices.copy()
+    edge = 1.0 / (n - 1)
+    size = np.ptp(x, axis=0).max()
+    u, v = x[:, 0] / size, x[:, 2] / size
+    height = sum(rng.uniform(-0.05, 0.05) * np.sin(2 * np.pi * (k * u + rng.uniform()))
+                 * np.cos(2 * np.pi * (j * v + rng.uniform()))
+                 for k in (1, 2) for j in (1, 2))
+    x[:, 1] += size * height
+    x[:, [0, 2]] += rng.uniform(-jitter, jitter, (len(x), 2)) * edge * size
+    return msim.System(x, mesh.edges, faces=mesh.faces, self_contact=True,
+                       self_thickness=thickness * edge * size)
+
+
+def test_detection_on_a_swinging_cloth_is_the_same_by_the_certificate():
+    # a 30 x 30 cloth hanging from two corners, sampled over 2 s: flat at first, then
+    # compressed near the pins (tight vertices, pairs within r): the same pairs, nearest
+    # distances and gap every time
+    sim = hanging(30)
+    used = []
+    for step in range(60):
+        if step % 3 == 0:
+            used.append(detections(sim))
+        sim.step(1 / 30, "fms", history=False)
+    assert all(u for u, _ in used) and any(p for _, p in used)
+
+
+def test_detection_on_a_folding_cloth_is_the_same_with_the_certificate_refused():
+    # a cloth folded onto itself faces both ways: the certificate refuses, detection hashes
+    scene = msim.scenes.folded_cloth(12)
+    sim, dt = scene.initial.copy(), scene.dt_for("fms")
+    for _ in range(30):
+        sim.step(dt, "fms", history=False)
+    used, pairs = detections(sim)
+    assert not used and pairs > 0
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_detection_on_jittered_height_fields_is_the_same_by_the_certificate(seed):
+    # vertices jittered in the plane and a thick layer: many tight vertices, many pairs
+    used, pairs = detections(height_field(16, seed))
+    assert used and pairs > 50
+
+
+def test_the_certificate_refuses_two_cloths_one_over_the_other():
+    # each layer alone is a flat disk, but the two project onto each other: not one disk
+    mesh = msim.mesh.cloth_grid(6, 6)
+    x = np.vstack([mesh.vertices, mesh.vertices + [0.0, 0.01, 0.0]])
+    faces = np.vstack([mesh.faces, mesh.faces + len(mesh.vertices)])
+    edges = np.vstack([mesh.edges, mesh.edges + len(mesh.vertices)])
+    sim = msim.System(x, edges, faces=faces, self_contact=True, self_thickness=0.01)
+    used, pairs = detections(sim)
+    assert not used and pairs > 0
+
+
+def helicoid(turns=1.25, pitch=0.004, thickness=0.004):
+    """A ramp winding `turns` times around an axis, rising `pitch` per turn: a disk whose
+    triangles all face up, and whose projection covers itself where it winds past a turn."""
+    ring, around = 4, 80
+    r, theta = np.meshgrid(np.linspace(0.5, 1.0, ring + 1),
+                           np.linspace(0.0, 2 * np.pi * turns, around + 1), indexing="ij")
+    x = np.stack([r * np.cos(theta), pitch * theta / (2 * np.pi), r * np.sin(theta)], -1)
+    index = np.arange((ring + 1) * (around + 1)).reshape(ring + 1, around + 1)
+    a, b = index[:-1, :-1].ravel(), index[1:, :-1].ravel()
+    c, d = index[1:, 1:].ravel(), index[:-1, 1:].ravel()
+    faces = np.vstack([np.stack([a, b, c], 1), np.stack([a, c, d], 1)])
+    edges = np.unique(np.sort(np.vstack([faces[:, [0, 1]], faces[:, [1, 2]],
+                                         faces[:, [2, 0]]]), 1), axis=0)
+    return msim.System(x.reshape(-1, 3), edges, faces=faces, self_contact=True,
+                       self_thickness=thickness)
+
+
+def test_the_certificate_refuses_a_disk_whose_projection_covers_itself():
+    # every triangle faces within 90 degrees of the mean normal, yet the last quarter turn
+    # lies 4 mm over the first: the projected boundary crosses itself
+    used, pairs = detections(helicoid())
+    assert not used and pairs > 0
+
+
+@pytest.mark.parametrize("make", ["hole", "loose_vertex", "bowtie", "flipped"])
+def test_the_certificate_needs_one_disk_holding_every_vertex(make):
+    # a cloth with a hole (an annulus), a vertex in no triangle, two triangles that share only
+    # a vertex, a triangle listed the other way round: flat, so any certificate would hold,
+    # but none is a disk of consistently oriented triangles holding every vertex
+    mesh = msim.mesh.cloth_grid(5, 5)
+    x, faces = mesh.vertices, mesh.faces
+    if make == "hole":
+        centre = np.argmin(np.linalg.norm(x - x.mean(0), axis=1))
+        faces = faces[~np.any(faces == centre, axis=1)]
+        x = x.copy()
+    elif make == "loose_vertex":
+        x = np.vstack([x, x.mean(0) + [0.0, 1.0, 0.0]])
+    elif make == "bowtie":
+        x = np.array([[0, 0, 0], [1, 0, 0], [0, 0, 1], [-1, 0, 0], [0, 0, -1]], float)
+        faces = np.array([[0, 2, 1], [0, 4, 3]])
+    else:
+        faces = faces.copy()
+        faces[0] = faces[0, ::-1]
+    edges = np.unique(np.sort(np.vstack([faces[:, [0, 1]], faces[:, [1, 2]],
+                                         faces[:, [2, 0]]]), 1), axis=0)
+    sim = msim.System(x, edges, faces=faces, self_contact=True, self_thickness=0.01)
+    used, _ = detections(sim)
+    assert not used
+
+
+def path_pairs_below(sim, y, floor, samples=41):
+    """Along the straight paths from the positions to y: the pairs (as detection gives them)
+    closer than floor at any of `samples` evenly spaced points, and the crossings counted
+    there (exact tests, by hashing every box)."""
+    x = sim.positions
+    close, crossings = set(), 0
+    for s in np.linspace(0.0, 1.0, samples):
+        sim.positions = x + s * (y - x)
+        crossings += sim.self_intersections()
+        pairs = sim._detected_pairs(False)[0]
+        for kind, *v in pairs:
+            d2 = msim._core._pair_distance("ee" if kind else "pt", sim.positions[v])[0]
+            if np.sqrt(d2) < floor:
+                close.add((kind, *v))
+    sim.positions = x
+    return close, crossings
+
+
+def swing(sim, angle, bend, seed):
+    """The cloth's positions turned by `angle` about an axis along its first row, with a
+    random smooth bend of `bend` metres added"""
+    rng = np.random.default_rng(seed)
+    x = sim.positions
+    pivot = x[0]
+    c, s = np.cos(angle), np.sin(angle)
+    turn = np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+    y = (x - pivot) @ turn.T + pivot
+    phase = rng.uniform(0, 2 * np.pi, 3)
+    return y + bend * np.sin(3 * x[:, [0]] + 5 * x[:, [2]] + phase)
+
+
+@pytest.mark.parametrize("angle, bend, seed", [(0.05, 0.0, 0), (0.2, 0.002, 1), (0.4, 0.01, 2),
+                                               (0.8, 0.03, 3), (1.2, 0.05, 4)])
+def test_a_certified_path_keeps_the_pairs_off_its_loose_vertices_apart(angle, bend, seed):
+    # a jittered height field swung about its first row and bent: where the certificate holds,
+    # nothing crosses anywhere along the paths, and every pair that comes closer than the
+    # floor holds a loose vertex
+    sim = height_field(10, seed, jitter=0.3, thickness=0.3)
+    y = swing(sim, angle, bend, seed)
+    floor = 0.1 * 2 * sim.self_thickness
+    certified, loose = sim._planar_path(y, floor)
+    close, crossings = path_pairs_below(sim, y, floor)
+    if certified:
+        assert crossings == 0
+        assert all(loose[list(pair[1:])].any() for pair in close)
+    else:
+        assert angle >= 0.8  # the small swings are certified
+
+
+def test_a_vertex_pushed_up_to_its_neighbour_is_left_loose():
+    # one vertex moved 97% of the way to a neighbour: it comes within the floor of the
+    # triangles around the neighbour, which the certificate must leave to a sweep
+    sim = height_field(10, 0, jitter=0.1)
+    x = sim.positions
+    v, p = 44, 45
+    y = x.copy()
+    y[v] += 0.97 * (x[p] - x[v])
+    floor = 0.1 * 2 * sim.self_thickness
+    certified, loose = sim._planar_path(y, floor)
+    close, crossings = path_pairs_below(sim, y, floor)
+    assert certified and loose[v] and close and crossings == 0
+    assert all(loose[list(pair[1:])].any() for pair in close)
+
+
+def test_a_path_through_the_other_side_is_not_certified():
+    # one row of a flat cloth pushed through the rows beside it: the triangles between flip
+    sim = height_field(8, 0, jitter=0.0)
+    y = sim.positions
+    row = np.arange(8) + 8 * 3
+    y[row, 2] += 3.0 / 7
+    certified, _ = sim._planar_path(y, 1e-4)
+    assert not certified
+
+
+def test_the_sweep_of_some_vertices_holds_every_swept_pair_of_theirs():
+    # a cloth swinging far in one step: the pairs swept for a random half of the vertices hold
+    # every pair of the full sweep that has one of them
+    sim = hanging(20)
+    for _ in range(8):
+        sim.step(1 / 30, "fms", history=False)
+    y = swing(sim, 0.5, 0.01, 0)
+    rng = np.random.default_rng(0)
+    for moving in (1, 0):
+        everything = sim._swept_pairs(y - sim.positions, moving)
+        only = rng.uniform(size=sim.n_vertices) < 0.1
+        some = {tuple(p) for p in sim._swept_pairs(y - sim.positions, moving, only)}
+        wanted = {tuple(p) for p in everything if only[p[1:]].any()}
+        assert wanted and wanted <= some
+        assert len(some) < len(everything)
+

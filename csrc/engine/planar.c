@@ -77,7 +77,7 @@ static void halves(const ms_model *m, half *h) {
   qsort(h, 3 * (size_t)m->nf, sizeof(half), compare_half);
 }
 
-/* the directed vertex of corner k of face f */
+/* the vertex at corner k (mod 3) of face f */
 static int corner_vertex(const ms_model *m, int f, int k) {
   return m->face[3 * f + k % 3];
 }
@@ -122,7 +122,7 @@ static int is_disk(const ms_model *m, const half *h, int *corner, int *piece, in
 
 ms_status ms_planar_model(ms_model *m) {
   size_t n = 3 * (size_t)m->nf;
-  // every vertex in a triangle and V - E + F = 1 (E counted by ms_model_faces) come first
+  // V - E + F = 1 (E counted by ms_model_faces) first: a vertex in no triangle breaks it too
   int disk = m->nf > 0 && (long long)m->nv - m->ne + m->nf == 1, nb = 0;
   half *h = disk ? ms_alloc(n, sizeof(half)) : NULL;
   int *corner = disk ? ms_alloc(n, sizeof(int)) : NULL;

@@ -5,12 +5,6 @@
 
 #include "msim.h"
 
-/* m->disk and its boundary m->bedge, m->nb: whether m's triangles form one topological disk
- * holding every vertex (connected, each edge in at most two triangles that run along it in
- * opposite directions, each vertex's triangles one fan, V - E + F = 1). MS_ENOMEM when out of
- * memory (m as it was) */
-ms_status ms_planar_model(ms_model *m);
-
 /* a reusable workspace of the certificate (grows as needed; opaque) */
 typedef struct ms_planar ms_planar;
 void ms_planar_free(void *w);
@@ -21,7 +15,8 @@ typedef struct {
   const double *plo, *phi, *elo, *ehi, *flo, *fhi;
 } ms_planar_boxes;
 
-/* When m is a disk that x projects one to one onto the plane normal to its mean normal
+/* When m is a disk (m->disk, disk.c) that x projects one to one onto the plane normal to its mean
+ * normal
  * (*certified 1): the (point, triangle) pairs *pt and the (edge, edge) pairs *ee (m->fedge
  * indices, lower first) whose boxes b overlap and that have a tight vertex, each sorted: every
  * pair closer than r is among them, and they are in the order ms_hash_overlaps gives all

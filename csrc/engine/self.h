@@ -3,6 +3,7 @@
 #ifndef MSIM_SELF_H
 #define MSIM_SELF_H
 
+#include "disk.h"
 #include "distance.h"
 #include "hash.h"
 #include "msim.h"

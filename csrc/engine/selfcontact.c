@@ -195,7 +195,7 @@ ms_status ms_model_faces(ms_model *m) {
   free(m->fedge);
   m->fedge = NULL, m->ne = 0;
   ms_status st = face_edges(m);
-  if (st == MS_OK) st = ms_planar_model(m);
+  if (st == MS_OK) st = ms_model_disk(m);
   return st == MS_OK ? rings(m) : st;
 }
 

@@ -368,6 +368,10 @@ typedef struct {
  * its cap by half or to n, keeping its first `keep`; 0, or -1 with b untouched when out of
  * memory */
 int ms_grow(ms_buf *b, size_t n, size_t size, size_t keep);
+/* index pairs (i, j), 2 ints each: ordered by i then j (a qsort comparator); the n pairs of p
+ * sorted so, each kept once (returns how many) */
+int ms_compare_pairs(const void *a, const void *b);
+int ms_unique_pairs(int *p, int n);
 
 /* model.c: allocation and derived quantities */
 ms_status ms_model_alloc(ms_model *m, int nv, int ns);

@@ -220,12 +220,6 @@ static ms_status certify(ms_planar *w, const ms_model *m, const double *x, doubl
 
 /* ---------------------------------------------------------------- the pairs it leaves */
 
-static int compare_pair(const void *a, const void *b) {
-  const int *x = a, *y = b;
-  if (x[0] != y[0]) return (x[0] > y[0]) - (x[0] < y[0]);
-  return (x[1] > y[1]) - (x[1] < y[1]);
-}
-
 /* into w->list, ascending: the n primitives (k vertices each, idx; NULL: the points) that hold
  * a vertex with sigma below bar, and their boxes (from lo, hi) into w->lo, w->hi; their count */
 static int holding(ms_planar *w, const int *idx, int n, int k, double bar, const double *lo,
@@ -254,18 +248,6 @@ static int renamed(ms_buf *out, const int *hit, int nhit, const int *amap, const
     p[2 * k + swap] = amap ? amap[i] : i, p[2 * k + 1 - swap] = bmap ? bmap[j] : j;
   }
   return 1;
-}
-
-/* out = the union of the sorted pair lists a (na) and b (nb), sorted, each pair once; its count */
-static int merged(ms_buf *out, const int *a, int na, const int *b, int nb) {
-  int *p = out->p, n = 0, i = 0, j = 0;
-  while (i < na || j < nb) {
-    int c = i == na ? 1 : j == nb ? -1 : compare_pair(a + 2 * i, b + 2 * j);
-    const int *next = c <= 0 ? a + 2 * i : b + 2 * j;
-    i += c <= 0, j += c >= 0;
-    p[2 * n] = next[0], p[2 * n + 1] = next[1], n++;
-  }
-  return n;
 }
 
 /* the overlapping pairs of the many boxes alo, ahi (na) and the few w->lo, w->hi (nb, the
@@ -297,18 +279,20 @@ static ms_status search(ms_planar *w, const double *alo, const double *ahi, int 
 
 /* the point-triangle pairs with a tight vertex: every triangle against the tight points, and
  * every point against the triangles that hold one (the few tight ones hashed, the many
- * looking them up), merged */
+ * looking them up), sorted, once */
 static ms_status tight_points(ms_planar *w, const ms_model *m, double bar, double cell, int threads,
                               const ms_planar_boxes *b, int *npt) {
   int n[2], count = holding(w, NULL, m->nv, 1, bar, b->plo, b->phi);
   ms_status st = search(w, b->flo, b->fhi, m->nf, count, cell, threads, w->hit, 1, n);
   if (st != MS_OK) return st;
-  qsort(w->hit[0].p, n[0], 2 * sizeof(int), compare_pair);
   count = holding(w, m->face, m->nf, 3, bar, b->flo, b->fhi);
   if ((st = search(w, b->plo, b->phi, m->nv, count, cell, threads, w->hit + 1, 0, n + 1)) != MS_OK)
     return st;
   if (ms_grow(w->out, 2 * ((size_t)n[0] + n[1]), sizeof(int), 0)) return MS_ENOMEM;
-  *npt = merged(w->out, w->hit[0].p, n[0], w->hit[1].p, n[1]);
+  int *p = w->out[0].p;
+  memcpy(p, w->hit[0].p, 2 * sizeof(int) * n[0]);
+  memcpy(p + 2 * n[0], w->hit[1].p, 2 * sizeof(int) * n[1]);
+  *npt = ms_unique_pairs(p, n[0] + n[1]);
   return MS_OK;
 }
 
@@ -324,11 +308,7 @@ static ms_status tight_edges(ms_planar *w, const ms_model *m, double bar, double
     int i = p[2 * k], j = p[2 * k + 1];
     if (i != j) p[2 * n] = i < j ? i : j, p[2 * n + 1] = i < j ? j : i, n++;
   }
-  qsort(p, n, 2 * sizeof(int), compare_pair);
-  *nee = 0;
-  for (int k = 0; k < n; k++)
-    if (!*nee || compare_pair(p + 2 * k, p + 2 * (*nee - 1)))
-      p[2 * *nee] = p[2 * k], p[2 * *nee + 1] = p[2 * k + 1], ++*nee;
+  *nee = ms_unique_pairs(p, n);
   return MS_OK;
 }
 

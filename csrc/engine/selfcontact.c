@@ -120,11 +120,6 @@ static int compare_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int compare_edge(const void *a, const void *b) {
-  const int *x = a, *y = b;
-  return x[0] != y[0] ? compare_int(x, y) : compare_int(x + 1, y + 1);
-}
-
 /* m->fedge: the triangles' edges, each once, ends ascending, sorted */
 static ms_status face_edges(ms_model *m) {
   int *e = ms_alloc(6 * (size_t)m->nf, sizeof(int)), n = 0;
@@ -134,12 +129,7 @@ static ms_status face_edges(ms_model *m) {
       int a = m->face[3 * f + k], b = m->face[3 * f + (k + 1) % 3];
       e[2 * n] = a < b ? a : b, e[2 * n + 1] = a < b ? b : a, n++;
     }
-  qsort(e, n, 2 * sizeof(int), compare_edge);
-  m->ne = 0;
-  for (int k = 0; k < n; k++)
-    if (k == 0 || compare_edge(e + 2 * k, e + 2 * (k - 1))) {
-      e[2 * m->ne] = e[2 * k], e[2 * m->ne + 1] = e[2 * k + 1], m->ne++;
-    }
+  m->ne = ms_unique_pairs(e, n);
   m->fedge = e;
   return MS_OK;
 }

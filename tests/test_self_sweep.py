@@ -128,21 +128,3 @@ def test_under_a_translation_the_swept_pairs_are_those_whose_boxes_overlap():
         if len(set(v)) == 4:
             want.add(key(1, v))
     assert swept(sim, np.tile([0.3, -0.5, 0.2], (len(x), 1))) == want
-
-
-def test_in_moving_frames_paths_cut_short_toward_their_frames_are_swept_too():
-    # the bounds cut a vertex's move toward its patch's frame c (its patch's mean move):
-    # x + c + sigma (dx - c) for any sigma per vertex. Each patch's box of a path, taken in its
-    # frame, holds those shorter paths too; a vertex cut toward standing still is not held
-    sim = crumpled()
-    dx = swing(sim.positions, 0.8, 2)
-    pairs, frame = sim._swept_pairs(dx, True, None, True)
-    got = {key(int(r[0]), r[1:]) for r in pairs}
-    # one frame per patch, each the mean move of its vertices: a few, away from 0
-    patches, which = np.unique(frame, axis=0, return_inverse=True)
-    assert 4 < len(patches) < len(dx) // 20
-    np.testing.assert_allclose(patches, [dx[which.ravel() == k].mean(0)
-                                         for k in range(len(patches))], rtol=0, atol=1e-15)
-    sigma = np.random.default_rng(4).choice([0.0, 0.3, 1.0], (len(dx), 1))
-    close = close_on_paths(sim, frame + sigma * (dx - frame))
-    assert len(close) > 500 and close <= got

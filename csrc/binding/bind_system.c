@@ -357,14 +357,13 @@ static int need_self_contact(SystemObject *self, const char *what) {
   return -1;
 }
 
-/* _swept_pairs(dx, moving, only=None, frames=False) -> (k, 5) int64: the pairs that bound a
- * move by dx (n,3) from the positions (ms_self_sweep, in moving frames or not; only: None, or
- * (n,) bool, the vertices whose primitives' pairs are wanted), as pairs_array gives them; with
- * frames, (pairs, (n,3) each vertex's frame [m]): a test hook */
+/* _swept_pairs(dx, moving, only=None) -> (k, 5) int64: the pairs that bound a move by dx (n,3)
+ * from the positions (ms_self_sweep, in moving frames or not; only: None, or (n,) bool, the
+ * vertices whose primitives' pairs are wanted), as pairs_array gives them: a test hook */
 static PyObject *System_swept_pairs(SystemObject *self, PyObject *args) {
   PyObject *dx_obj, *only_obj = Py_None;
-  int moving, frames = 0;
-  if (!PyArg_ParseTuple(args, "Op|Op:_swept_pairs", &dx_obj, &moving, &only_obj, &frames) ||
+  int moving;
+  if (!PyArg_ParseTuple(args, "Op|O:_swept_pairs", &dx_obj, &moving, &only_obj) ||
       check_ready(self) || need_self_contact(self, "swept pairs"))
     return NULL;
   PyArrayObject *dx = get_points(dx_obj, "dx", self->m.nv), *only = NULL;
@@ -381,13 +380,6 @@ static PyObject *System_swept_pairs(SystemObject *self, PyObject *args) {
   ms_status st = ms_self_sweep(&self->m, &self->d, self->d.x, PyArray_DATA(dx), moving,
                                only ? PyArray_DATA(only) : NULL, 0);
   PyObject *out = st == MS_OK ? pairs_array(self->d.sc) : PyErr_NoMemory();
-  if (out && frames) {
-    npy_intp dims[2] = {self->m.nv, 3};
-    PyObject *g = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-    if (g)
-      memcpy(PyArray_DATA((PyArrayObject *)g), self->d.sc->frame, sizeof(double) * 3 * self->m.nv);
-    out = g ? Py_BuildValue("NN", out, g) : (Py_DECREF(out), NULL);
-  }
   sys_unlock(self);
   Py_DECREF(dx), Py_XDECREF(only);
   return out;
@@ -580,11 +572,10 @@ static PyMethodDef System_methods[] = {
      "_planar_path(y, floor) -> (certified, loose): the planar certificate of the straight "
      "paths from the positions to y and the vertices it leaves loose (a test hook)"},
     {"_swept_pairs", (PyCFunction)System_swept_pairs, METH_VARARGS,
-     "_swept_pairs(dx, moving, only=None, frames=False) -> (k, 5) int64: the pairs that bound "
-     "a move by dx from the positions, swept in moving frames or in the positions' frame (only "
-     "those of the primitives of the vertices flagged in only, when given), as kind (0 "
-     "point-triangle, 1 edge-edge) and four vertices; with frames, (pairs, (n,3) each vertex's "
-     "frame [m], toward which a cut move is swept too) (a test hook)"},
+     "_swept_pairs(dx, moving, only=None) -> (k, 5) int64: the pairs that bound a move by dx "
+     "from the positions, swept in moving frames or in the positions' frame (only those of the "
+     "primitives of the vertices flagged in only, when given), as kind (0 point-triangle, "
+     "1 edge-edge) and four vertices (a test hook)"},
     {"forces", (PyCFunction)System_forces, METH_NOARGS,
      "forces() -> (n,3) spring, gravity, contact, self-contact and external force on every "
      "vertex [N]"},

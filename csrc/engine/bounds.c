@@ -16,21 +16,17 @@
  * Pairs farther than r apart need no plane while |dx_i - u| <= gamma (r - delta) for one common
  * translation u of all vertices; when some vertex moves farther, the pairs whose primitives'
  * boxes swept along the paths come within r take their planes too (no other pair comes
- * within r on the way), so a cloth that swings or sags far in one step moves as the method
- * moves it unless some pair closes. sweep.c sweeps patch by patch in frames g_P moving with
- * the mesh, for the paths and for each of them cut short toward its patch's frame,
- * x + g_P + s (dx - g_P): a vertex that must be cut keeps its patch's mean move and is cut on
- * the rest, so a cut in a swinging cloth does not leave it behind its neighbours (who would
- * then close on it in turn); where the frames of two patches alone close a pair more than
- * its room, the paths are swept again in the start's frame (g = 0). A mesh that projects one
- * to one onto a plane all along the paths (planar.c) keeps the pairs away from the few
- * vertices that certificate leaves loose at least (1 - 2 gamma) r apart, as the translation
- * does: only those are swept. Each vertex keeps the largest fraction s_i of its displacement
- * beyond its frame that meets all its pairs' conditions, a pair that must be cut sharing the
- * room its frames leave between its sides in proportion to their closings, as Offset
- * Geometric Contact's per-vertex bounds (Chen et al. 2025) do, here per pair direction so
- * that pairs at their floor can still separate; the floor delta (a tiny fraction of the
- * thickness) keeps rounding in x + dx from closing the last gap.
+ * within r on the way; sweep.c sweeps patch by patch in frames moving with the mesh, and
+ * again in the start's frame, which holds for paths cut short, when a vertex was cut), so a
+ * cloth that swings or sags far in one step moves as the method moves it unless some pair
+ * closes. A mesh that projects one to one onto a plane all along the paths (planar.c) keeps
+ * the pairs away from the few vertices that certificate leaves loose at least
+ * (1 - 2 gamma) r apart, as the translation does: only those are swept. Each vertex keeps the
+ * largest fraction s_i of its displacement that meets all its pairs' conditions (each holds at s_i
+ * = 0), a pair that must be cut sharing its room between its sides in proportion to their closings,
+ * as Offset Geometric Contact's per-vertex bounds (Chen et al. 2025) do, here per pair direction so
+ * that pairs at their floor can still separate; the floor delta (a tiny fraction of the thickness)
+ * keeps rounding in x + dx from closing the last gap.
  *
  * The solvers of g keep their iterates apart the same way over the energy pairs: a Newton or
  * L-BFGS step p is cut to the largest fraction all pairs allow before its line search, so the
@@ -98,49 +94,36 @@ static double near_floor(const ms_sc_pair *pr, const double *near) {
   return least;
 }
 
-/* vertex v's move at its scale: its frame's part g and the rest of its deviation dev scaled,
- * g + scale (dev - g), component t */
-static double moved(const ms_self_ws *w, int v, int t) {
-  double g = w->frame[3 * v + t];
-  return g + w->scale[v] * (w->dev[3 * v + t] - g);
-}
-
 /* the largest move of a vertex of pair pr's first primitive relative to one of its second,
- * each vertex at its scale [m] */
-static double relative_move(const ms_self_ws *w, const ms_sc_pair *pr) {
+ * each vertex v moved by scale[v] dx[v] [m] */
+static double relative_move(const ms_sc_pair *pr, const double *dx, const double *scale) {
   int na = pr->kind == MS_PAIR_PT ? 1 : 2;
   double most = 0;
   for (int a = 0; a < na; a++)
     for (int b = na; b < 4; b++) {
-      double r2 = 0;
-      for (int t = 0; t < 3; t++) {
-        double e = moved(w, pr->v[b], t) - moved(w, pr->v[a], t);
-        r2 += e * e;
-      }
+      const double *ea = dx + 3 * pr->v[a], *eb = dx + 3 * pr->v[b];
+      double sa = scale[pr->v[a]], sb = scale[pr->v[b]], r2 = 0;
+      for (int t = 0; t < 3; t++) r2 += (sb * eb[t] - sa * ea[t]) * (sb * eb[t] - sa * ea[t]);
       most = ms_max(most, r2);
     }
   return sqrt(most);
 }
 
-/* w->scale lowered so that each vertex's move g + scale (dev - g) (moved) keeps each of w's
- * pairs (ring pairs too) separated by the plane between its closest points: the two sides'
- * largest signed closings c_A, c_B at the scales so far may sum to 2 room. Each vertex's
- * closing is a + scale b, a its frame's part's and b the rest's. A pair that needs cutting is
- * cut on its b's positive parts, which no later cut of a vertex can raise (a signed sum can
- * rise when a vertex moving away is cut by another pair: hence the passes): each side keeps
- * its frames' largest closing F and a share of the room left, 2 room - F_A - F_B, in
- * proportion to how far its b's rise above F; a pair within the floor may only separate.
- * near: the last detection's nearest distances when x is where it ran (else NULL), a floor on
- * the distances there. pass: the passes before this one; a pair left within its room by the
- * last pass stays so unless a scale of its vertices was lowered since (w->lowered: when, as
- * pass npair + pair), so a later pass looks at those alone. Returns how many scales it lowered
- * (a pass that lowers none leaves every pair's signed sum within its room: a pair once cut
- * stays so), or -1 when the frames' closings alone take more than a pair's room (no cut
- * keeps it) */
-static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const double *near,
-                       int64_t pass) {
+/* scale[v] lowered so that x + scale[v] dx[v] keeps each of w's pairs (ring pairs too)
+ * separated by the plane between its closest points: the two sides' largest signed closings
+ * c_A, c_B at the scales so far may sum to 2 room. A pair that needs cutting is cut on its
+ * closings' positive parts, which no later cut of a vertex can raise (a signed sum can rise
+ * when a vertex moving away is cut by another pair: hence the passes), sharing the room in
+ * proportion to them, or equally where a fixed vertex (which no scale moves) takes part; a
+ * pair within the floor may only separate. near: the last detection's nearest distances when
+ * x is where it ran (else NULL), a floor on the distances there. pass: the passes before this
+ * one; a pair left within its room by the last pass stays so unless a scale of its vertices
+ * was lowered since (w->lowered: when, as pass npair + pair), so a later pass looks at those
+ * alone. Returns how many scales it lowered: a pass that lowers none leaves every pair's
+ * signed sum within its room (a pair once cut stays so) */
+static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const double *dx,
+                       const double *near, double *scale, int64_t pass) {
   int cuts = 0;
-  double *scale = w->scale;
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
     // left within its room by the last pass, and no scale of its lowered since: so it stays
@@ -152,27 +135,22 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
     double gap = box_gap(pr, x);
     if (near) gap = ms_max(gap, near_floor(pr, near));
     double slack = MS_SC_GAMMA * (gap - MS_SC_FLOOR * m->sc_thickness);
-    if (relative_move(w, pr) <= 2 * slack) continue;
-    double n[3], a[4], b[4], e[3], room = ms_max(pair_plane(m, pr, x, n), 0.0);
-    double now[2] = {-INFINITY, -INFINITY}, F[2] = {-INFINITY, -INFINITY},
-           top[2] = {-INFINITY, -INFINITY};
-    int na = pr->kind == MS_PAIR_PT ? 1 : 2;
+    if (relative_move(pr, dx, scale) <= 2 * slack) continue;
+    double n[3], c[4], side[2] = {0, 0}, now[2] = {-INFINITY, -INFINITY},
+                       room = ms_max(pair_plane(m, pr, x, n), 0.0);
+    int na = pr->kind == MS_PAIR_PT ? 1 : 2, fixed = 0;
     for (int k = 0; k < 4; k++) {
-      const double *g = w->frame + 3 * pr->v[k], *dev = w->dev + 3 * pr->v[k];
-      for (int t = 0; t < 3; t++) e[t] = dev[t] - g[t];
-      a[k] = closing(pr, k, n, g), b[k] = closing(pr, k, n, e);
-      now[k >= na] = ms_max(now[k >= na], a[k] + b[k] * scale[pr->v[k]]);
-      F[k >= na] = ms_max(F[k >= na], a[k]);
-      top[k >= na] = ms_max(top[k >= na], a[k] + ms_max(b[k], 0.0));
+      c[k] = closing(pr, k, n, dx + 3 * pr->v[k]);
+      now[k >= na] = ms_max(now[k >= na], c[k] * scale[pr->v[k]]);
+      side[k >= na] = ms_max(side[k >= na], c[k]);
+      fixed |= m->fixed[pr->v[k]];
     }
     if (now[0] + now[1] <= 2 * room) continue;
-    double spare = 2 * room - F[0] - F[1], need[2] = {top[0] - F[0], top[1] - F[1]};
-    double total = need[0] + need[1], share[2];
-    if (!(spare >= 0 && total > 0)) return -1;
-    share[0] = F[0] + spare * need[0] / total, share[1] = 2 * room - share[0];
+    double total = side[0] + side[1], share[2] = {room, room};
+    if (!fixed) share[0] = 2 * room * side[0] / total, share[1] = 2 * room - share[0];
     for (int k = 0; k < 4; k++) {
       int v = pr->v[k];
-      double s = b[k] > 0 ? (share[k >= na] - a[k]) / b[k] : 1.0;
+      double s = c[k] > 0 ? share[k >= na] / c[k] : 1.0;
       if (s < scale[v]) scale[v] = s, w->lowered[v] = pass * w->npair + p, cuts++;
     }
   }
@@ -240,24 +218,14 @@ static int deviations(const ms_model *m, ms_self_ws *w, const double *x, const d
   return inside;
 }
 
-/* w->frame where a vertex cannot be cut: a fixed vertex, or one a sweep of the flagged
- * vertices' pairs (only) did not look at, keeps its whole deviation (its frame is its path) */
-static void hold(const ms_model *m, ms_self_ws *w, const unsigned char *only) {
-  for (int i = 0; i < m->nv; i++)
-    if (m->fixed[i] || (only && !only[i]))
-      memcpy(w->frame + 3 * i, w->dev + 3 * i, 3 * sizeof(double));
-}
-
-/* w->scale: the fraction of its deviation beyond its frame each vertex keeps under w's pairs
- * from x (where the step's detection ran when detected); the number of vertices cut, or -1
- * when the frames alone close a pair (pair_scales) */
+/* w->scale: the fraction of its deviation each vertex keeps under w's pairs from x (where
+ * the step's detection ran when detected); the number of free vertices cut */
 static int scales(const ms_model *m, ms_self_ws *w, const double *x, int detected) {
-  int cut = 0, cuts;
+  int cut = 0;
   const double *near = detected ? w->nearest : NULL;
   for (int i = 0; i < m->nv; i++) w->scale[i] = 1.0, w->lowered[i] = -1;
-  for (int64_t pass = 0; (cuts = pair_scales(m, w, x, near, pass)) > 0; pass++) continue;
-  if (cuts < 0) return -1;
-  for (int i = 0; i < m->nv; i++) cut += w->scale[i] < 1.0;
+  for (int64_t pass = 0; pair_scales(m, w, x, w->dev, near, w->scale, pass); pass++) continue;
+  for (int i = 0; i < m->nv; i++) cut += w->scale[i] < 1.0 && !m->fixed[i];
   return cut;
 }
 
@@ -269,68 +237,47 @@ static void flag_moving(const ms_model *m, ms_self_ws *w) {
   }
 }
 
-/* w->frame 0 but where a vertex cannot be cut (hold) */
-static void still_frames(const ms_model *m, ms_self_ws *w) {
-  memset(w->frame, 0, sizeof(double) * 3 * m->nv);
-  hold(m, w, NULL);
-}
-
-/* one try at a round's cut from x toward target, with the common translation u or without
- * (translate 0): each vertex's deviation (w->dev), its frame (w->frame) and the fraction of
- * the rest the round's pairs allow (w->scale); *cut counts the vertices cut, -1 when some
- * frames alone close a pair. A first round whose paths the planar certificate holds keeps the
- * pairs farther than r at x at least (1 - 2 gamma) r apart but those near the vertices it
- * leaves loose: the step's pairs and a sweep of those bound it, unless they cut (a cut path
- * leaves the certified one). Else the paths are swept in frames moving with the mesh and cut
- * toward them, each vertex toward its patch's mean move; where those frames close a pair,
- * swept again in x's frame. A later round moves only the vertices cut before: it sweeps their
- * primitives alone, the others stand still */
-static ms_status try_round(const ms_model *m, ms_data *d, const double *x, const double *target,
-                           ms_sc_round kind, int translate, double u[3], int *cut) {
+/* one round's cut from x toward target: the common translation u, each vertex's deviation
+ * (w->dev) and the fraction of it the round's pairs allow (w->scale); *cut counts the free
+ * vertices cut. A first round whose paths the planar certificate holds keeps the pairs
+ * farther than r at x at least (1 - 2 gamma) r apart but those near the vertices it leaves
+ * loose: the step's pairs and a sweep of those bound it, unless they cut (a cut path leaves
+ * the certified one). A sweep in frames moving with the mesh holds for whole paths: when its
+ * pairs cut some, the paths are swept again in x's frame, which holds for paths cut short. A
+ * later round moves only the vertices cut before: it sweeps their primitives alone */
+static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, const double *target,
+                              ms_sc_round kind, double u[3], int *cut) {
   ms_self_ws *w = d->sc;
-  int inside = deviations(m, w, x, target, translate, u), planar = 0;
-  const unsigned char *only = kind == MS_SC_AGAIN ? w->only : NULL;
+  int inside = deviations(m, w, x, target, kind != MS_SC_AGAIN, u), planar = 0;
   if (kind == MS_SC_ITERATE || (kind == MS_SC_FIRST && inside)) {
-    still_frames(m, w);
     *cut = scales(m, w, x, 1);
     return MS_OK;
   }
   ms_status st = MS_OK;
   if (kind == MS_SC_FIRST) {
     st = ms_self_planar_path(m, d, x, target, (1 - 2 * MS_SC_GAMMA) * ms_self_radius(m), &planar);
-    if (st == MS_OK && planar && (st = ms_self_sweep(m, d, x, w->dev, 1, w->only, 1)) == MS_OK) {
-      still_frames(m, w);
-      if (!(*cut = scales(m, w, x, 1))) return MS_OK;
-    }
+    if (st == MS_OK && planar && (st = ms_self_sweep(m, d, x, w->dev, 1, w->only, 1)) == MS_OK &&
+        !(*cut = scales(m, w, x, 1)))
+      return MS_OK;
   } else {
     flag_moving(m, w);
   }
   for (int moving = 1; moving >= 0 && st == MS_OK; moving--)
-    if ((st = ms_self_sweep(m, d, x, w->dev, moving, only, 0)) == MS_OK) {
-      hold(m, w, only);
-      if ((*cut = scales(m, w, x, kind == MS_SC_FIRST)) >= 0) break;
-    }
+    if ((st = ms_self_sweep(m, d, x, w->dev, moving, kind == MS_SC_AGAIN ? w->only : NULL, 0)) ==
+            MS_OK &&
+        !(*cut = scales(m, w, x, kind == MS_SC_FIRST)))
+      break;
   return st;
 }
 
-/* one round's cut (try_round): translated where the method's move allows, else, when the
- * translation alone would close a pair at a fixed vertex, without it (every frame then still
- * in x's frame: no pair is closed by frames) */
-static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, const double *target,
-                              ms_sc_round kind, double u[3], int *cut) {
-  ms_status st = try_round(m, d, x, target, kind, kind != MS_SC_AGAIN, u, cut);
-  if (st == MS_OK && *cut < 0) st = try_round(m, d, x, target, kind, 0, u, cut);
-  return st;
-}
-
-/* out = x + u + moved for the free vertices of round_scales's last round from x toward target,
- * exactly target where a vertex is not cut (out may be x or target) */
+/* out = x + u + scale dev for the free vertices of round_scales's last round from x toward
+ * target, exactly target where a vertex is not cut (out may be x or target) */
 static void apply(const ms_model *m, const ms_self_ws *w, const double *x, const double *target,
                   const double u[3], double *out) {
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3 && !m->fixed[i]; t++) {
       int k = 3 * i + t;
-      out[k] = w->scale[i] < 1.0 ? x[k] + u[t] + moved(w, i, t) : target[k];
+      out[k] = w->scale[i] < 1.0 ? x[k] + u[t] + w->scale[i] * w->dev[k] : target[k];
     }
 }
 

@@ -40,8 +40,6 @@ struct ms_self_ws {
   double *blk;          /* (nv,9) per-vertex Hessian blocks (ms_self_blocks) */
   double *target;       /* (nv,3) bounds.c: the method's positions, or a solver's trial */
   double *dev;          /* (nv,3) bounds.c: the displacement a round limits */
-  double *frame;        /* (nv,3) bounds.c: the part of it each vertex keeps when cut (its
-                           frame's; a sweep's patch frames, or 0) */
   double *scale;        /* (nv) bounds.c: the fraction of its displacement each vertex keeps */
   int64_t *lowered;     /* (nv) bounds.c: when each scale was last lowered (pass npair + pair) */
   unsigned char *only;  /* (nv) bounds.c: the vertices a sweep looks at (the ones that move, or
@@ -129,9 +127,9 @@ double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, 
  * the same order, w->planar_used says whether it did), 0 to hash every box */
 ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r, int planar);
 /* the pairs a move from x by dx (nv,3) must keep apart: every pair that shares no vertex and
- * whose points may come within the detection radius r on the straight paths, or on any of
- * them cut short in its vertex's frame, w->frame (sweep.c: moving 1, patch frames moving with
- * the mesh; 0, x's frame, 0), kept whatever their distance at x and flagged to carry no energy;
+ * whose points may come within the detection radius r on the straight paths (sweep.c: moving
+ * 1, swept in frames that move with the mesh, for these paths only; 0, in x's frame, also for
+ * any of them cut short), kept whatever their distance at x and flagged to carry no energy;
  * only: NULL, or (nv) flags: those with a flagged vertex (others may come too); keep: 1 to add
  * them to w's pairs, 0 to replace those;
  * the vertices' nearest and the gap stay those of the last detection */

@@ -31,8 +31,8 @@ void ms_self_free(void *ws) {
   ms_sweep_free(w->sweep);
   ms_planar_free(w->planar);
   free(w->plo), free(w->phi), free(w->elo), free(w->ehi), free(w->flo), free(w->fhi);
-  free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->frame), free(w->scale),
-      free(w->lowered), free(w->only);
+  free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale), free(w->lowered),
+      free(w->only);
   free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept), free(w->stiff);
   free(w->hdist.p), free(w->hring.p);
   free(w);
@@ -48,16 +48,16 @@ static ms_self_ws *workspace_new(const ms_model *m) {
   w->flo = ms_alloc(3 * nf, sizeof(double)), w->fhi = ms_alloc(3 * nf, sizeof(double));
   w->nearest = ms_alloc(n, sizeof(double)), w->blk = ms_alloc(9 * n, sizeof(double));
   w->target = ms_alloc(3 * n, sizeof(double)), w->dev = ms_alloc(3 * n, sizeof(double));
-  w->frame = ms_alloc(3 * n, sizeof(double)), w->lowered = ms_alloc(n, sizeof(int64_t));
   w->scale = ms_alloc(n, sizeof(double)), w->kept = ms_alloc(3 * n, sizeof(double));
+  w->lowered = ms_alloc(n, sizeof(int64_t));
   w->only = ms_alloc(n, 1);
   w->stiff = ms_alloc(n, sizeof(double));
   w->vstart = ms_alloc(n + 1, sizeof(int));
   w->pair = ms_alloc(1, sizeof(ms_sc_pair)), w->vpair = ms_alloc(4, sizeof(int));
   w->cap = 1;
   if (!w->plo || !w->phi || !w->elo || !w->ehi || !w->flo || !w->fhi || !w->nearest || !w->blk ||
-      !w->target || !w->dev || !w->frame || !w->lowered || !w->scale || !w->only || !w->kept ||
-      !w->stiff || !w->vstart || !w->pair || !w->vpair) {
+      !w->target || !w->dev || !w->scale || !w->lowered || !w->only || !w->kept || !w->stiff ||
+      !w->vstart || !w->pair || !w->vpair) {
     ms_self_free(w);
     return NULL;
   }
@@ -326,8 +326,8 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
   // where the mesh projects one to one onto a plane, only the boxes near tight vertices
   w->planar_used = 0;
   if (sweep) {
-    st = ms_sweep_pairs(&w->sweep, m, x, dx, moving, only, r, cell, ms_threads(m), w->frame, &pt,
-                        &npt, &ee, &nee);
+    st = ms_sweep_pairs(&w->sweep, m, x, dx, moving, only, r, cell, ms_threads(m), &pt, &npt, &ee,
+                        &nee);
   } else {
     ms_hash_boxes(x, NULL, m->nv, 1, r, w->plo, w->phi);
     ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);

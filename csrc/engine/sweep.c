@@ -18,13 +18,11 @@
  * patches and is found once. Patches, their pairs and their primitives are visited in a fixed
  * order, so the pairs come out the same on every run and thread count.
  *
- * A move cut short in its patch's frame, to x + c_P + sigma (dx - c_P) for any sigma in [0, 1],
- * is swept too: at s in [0, 1] the vertex is at x + s sigma (dx - c_P) in P's frame, within the
- * box of x and x + dx - c_P (a primitive's vertex of another patch Q is at
- * x + s sigma (dx - c_Q) + s (c_Q - c_P) in P's frame: its box takes x + c_Q - c_P in too). So
- * the bounds, which cut moves, may cut them there, each vertex toward its patch's frame
- * (standing still is not a cut move in a moving frame: it moves by -s c_P there); in the frame
- * of x (c = 0 for every patch) every part of a path is.
+ * The frames serve the paths they were made for. A vertex whose move is cut short to
+ * x + sigma dx leaves its path in a moving frame (standing still, it moves by -s c_P there), so
+ * the bounds, which cut moves, sweep again in the frame of x (c = 0 for every patch) when they
+ * cut any: there the box of a path holds every part of it, x + s sigma dx for s, sigma in
+ * [0, 1].
  *
  * A sweep of some vertices' pairs (the few a certificate leaves, or the ones still moving)
  * takes only the pairs of patches of which one holds a primitive with such a vertex.
@@ -139,8 +137,7 @@ static void patches(sweeping *s, double L) {
   }
 }
 
-/* s->c: each patch's mean displacement, or a fixed vertex's where it holds one (cut short
- * there, its vertices stay by the vertex that cannot move) */
+/* s->c: each patch's mean displacement */
 static void frames(sweeping *s) {
   int *count = s->count;
   for (int v = 0; v < s->m->nv; v++) {
@@ -149,14 +146,11 @@ static void frames(sweeping *s) {
   }
   for (int p = 0; p < s->npatch; p++)
     for (int t = 0; t < 3; t++) s->c[3 * p + t] /= count[p];
-  for (int v = 0; v < s->m->nv; v++)
-    if (s->m->fixed[v]) memcpy(s->c + 3 * s->patch[v], s->dx + 3 * v, 3 * sizeof(double));
 }
 
 /* the kind's primitives by the patch of their first vertex (a counting sort), and their boxes
- * over their paths in that patch's frame, and over those cut short toward each vertex's own
- * patch's frame (a vertex of another patch adds its frame's end, x + c_Q - c_P); each widens
- * its patch's box, and makes it wanted when it holds a vertex of s->only */
+ * over their paths in that patch's frame; each widens its patch's box, and makes it wanted
+ * when it holds a vertex of s->only */
 static void gather(sweeping *s, kind *k) {
   for (int p = 0; p < k->n; p++) k->start[s->patch[k->idx ? k->idx[k->k * p] : p] + 1]++;
   for (int P = 0; P < s->npatch; P++) k->start[P + 1] += k->start[P];
@@ -171,9 +165,8 @@ static void gather(sweeping *s, kind *k) {
         int id = k->idx ? k->idx[k->k * p + v] : p;
         size_t i = 3 * (size_t)id + t;
         s->wanted[P] |= t == 0 && (!s->only || s->only[id]);
-        double e = s->x[i] + s->dx[i] - s->c[3 * P + t],
-               f = s->x[i] + s->c[3 * s->patch[id] + t] - s->c[3 * P + t];
-        a = ms_min(a, ms_min(s->x[i], ms_min(e, f))), b = ms_max(b, ms_max(s->x[i], ms_max(e, f)));
+        double e = s->x[i] + s->dx[i] - s->c[3 * P + t];
+        a = ms_min(a, ms_min(s->x[i], e)), b = ms_max(b, ms_max(s->x[i], e));
       }
       k->lo[3 * j + t] = a - k->r, k->hi[3 * j + t] = b + k->r;
       s->plo[3 * P + t] = ms_min(s->plo[3 * P + t], k->lo[3 * j + t]);
@@ -328,14 +321,13 @@ static int make(ms_sweep *w, sweeping *s, const ms_model *m, double r) {
 
 ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, const double *dx,
                          int moving, const unsigned char *only, double r, double cell, int threads,
-                         double *frame, const int **pt, int *npt, const int **ee, int *nee) {
+                         const int **pt, int *npt, const int **ee, int *nee) {
   ms_sweep *w = *sp ? *sp : ms_alloc(1, sizeof(ms_sweep));
   if (!w) return MS_ENOMEM;
   *sp = w;
   w->npair[0] = w->npair[1] = 0;
   int wanted = !only;
   for (int v = 0; v < m->nv && !wanted; v++) wanted = only[v];
-  if (frame) memset(frame, 0, sizeof(double) * 3 * m->nv);
   if (!wanted) return *pt = *ee = NULL, *npt = *nee = 0, MS_OK;
   sweeping s = {.m = m, .x = x, .dx = dx, .only = only, .cell = cell, .threads = threads};
   ms_status st = make(w, &s, m, r) ? MS_OK : MS_ENOMEM;
@@ -343,8 +335,6 @@ ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, cons
     // patches of side L, their frames and the boxes of their primitives in them
     patches(&s, MS_SWEEP_PATCH * cell);
     if (moving) frames(&s); /* else every frame is x's: c = 0 */
-    for (int v = 0; v < m->nv && frame && moving; v++)
-      memcpy(frame + 3 * v, s.c + 3 * s.patch[v], 3 * sizeof(double));
     s.cell += frame_move(&s);
     for (int k = 0; k < 3 * s.npatch; k++) s.plo[k] = INFINITY, s.phi[k] = -INFINITY;
     for (int k = 0; k < MS_KINDS; k++) gather(&s, s.kinds + k);

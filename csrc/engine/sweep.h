@@ -15,14 +15,14 @@ void ms_sweep_free(void *w);
  * pairs (m->fedge indices, lower first) into *ee (2 *nee ints), both owned by the workspace
  * *sp (made when NULL) and valid until its next call. Every pair that comes within r is
  * among them; pairs that share a vertex may be too. moving: 1 to sweep each patch in a frame
- * that moves with it, 0 in the frame of x. frame: NULL, or (nv,3) each vertex's frame c_i
- * [m] (its patch's mean displacement; 0 when not moving). The pairs hold for the paths to
- * x + c_i + sigma_i (dx_i - c_i) too, any sigma_i in [0, 1] per vertex (a move cut short in its
- * frame). only: NULL for every pair, or (nv) flags: every pair with a primitive that holds a
- * flagged vertex (others may come too). cell: the broad phase's cell for boxes that do not
- * move [m]; threads: those its passes may use. MS_ENOMEM when out of memory. */
+ * that moves with it (the pairs hold for these paths only), 0 in the frame of x, where they
+ * hold for x + sigma_i dx_i too, any sigma_i in [0, 1] per vertex (a move cut short). only:
+ * NULL for every pair, or (nv) flags: every pair with a primitive that holds a flagged vertex
+ * (others may come too). cell:
+ * the broad phase's cell for boxes that do not move [m]; threads: those its passes may use.
+ * MS_ENOMEM when out of memory. */
 ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, const double *dx,
                          int moving, const unsigned char *only, double r, double cell, int threads,
-                         double *frame, const int **pt, int *npt, const int **ee, int *nee);
+                         const int **pt, int *npt, const int **ee, int *nee);
 
 #endif

@@ -26,7 +26,11 @@
  * = 0), a pair that must be cut sharing its room between its sides in proportion to their closings,
  * as Offset Geometric Contact's per-vertex bounds (Chen et al. 2025) do, here per pair direction so
  * that pairs at their floor can still separate; the floor delta (a tiny fraction of the thickness)
- * keeps rounding in x + dx from closing the last gap.
+ * keeps rounding in x + dx from closing the last gap. One plane at the start must hold a pair's
+ * closings over the whole path, so it cuts pairs that swing past each other or close far without
+ * coming near; such a pair is let through when its paths, split into equal parts, are held by
+ * the plane at each part's start (the same argument from there) and stay outside the thickness,
+ * so that the single plane still limits how fast a pair enters the barrier.
  *
  * The solvers of g keep their iterates apart the same way over the energy pairs: a Newton or
  * L-BFGS step p is cut to the largest fraction all pairs allow before its line search, so the
@@ -52,6 +56,8 @@
 #define MS_SC_HALVINGS 30
 /* an FMS iteration that raised g is halved at most this often, then undone */
 #define MS_SC_BACKTRACK 10
+/* the equal parts a pair's paths are split into when one plane at their start cannot hold them */
+#define MS_SC_PARTS 4
 
 /* the room each side of pair pr at x may close, gamma (D - delta) [m] (<= 0 within the floor),
  * and the unit normal n from its second primitive to its first */
@@ -109,6 +115,35 @@ static double relative_move(const ms_sc_pair *pr, const double *dx, const double
   return sqrt(most);
 }
 
+/* whether pair pr's straight paths x + t scale dx (t in [0, 1]; a fixed vertex takes its whole
+ * dx, which is how far the translation leaves it behind) hold in MS_SC_PARTS equal parts, each
+ * by the plane between the closest points at the part's start, as one plane holds the whole
+ * path from x (the same argument from there), and stay outside the thickness at the parts'
+ * ends. A pair that swings past the other, or closes far yet never comes near, needs no cut;
+ * one that reaches into the contact zone keeps the single plane, which also limits how fast
+ * it enters the barrier (the explicit methods integrate the barrier's stiffness only there) */
+static int holds_in_parts(const ms_model *m, const ms_sc_pair *pr, const double *x,
+                          const double *dx, const double *scale) {
+  int na = pr->kind == MS_PAIR_PT ? 1 : 2;
+  double q0[12], e[12];
+  ms_self_gather(pr, x, q0);
+  for (int k = 0; k < 4; k++) {
+    double s = m->fixed[pr->v[k]] ? 1.0 : scale[pr->v[k]];
+    for (int t = 0; t < 3; t++) e[3 * k + t] = s * dx[3 * pr->v[k] + t] / MS_SC_PARTS;
+  }
+  for (int j = 0; j < MS_SC_PARTS; j++) {
+    double q[12], n[3], c[4], most[2] = {-INFINITY, -INFINITY};
+    for (int k = 0; k < 12; k++) q[k] = q0[k] + j * e[k];
+    double dist = ms_pair_closest(pr->kind, q, n, c);
+    if (dist < m->sc_thickness) return 0;
+    for (int k = 0; k < 4; k++) most[k >= na] = ms_max(most[k >= na], closing(pr, k, n, e + 3 * k));
+    if (most[0] + most[1] > 2 * MS_SC_GAMMA * (dist - MS_SC_FLOOR * m->sc_thickness)) return 0;
+  }
+  double q[12], n[3], c[4];
+  for (int k = 0; k < 12; k++) q[k] = q0[k] + MS_SC_PARTS * e[k];
+  return ms_pair_closest(pr->kind, q, n, c) >= m->sc_thickness;
+}
+
 /* scale[v] lowered so that x + scale[v] dx[v] keeps each of w's pairs (ring pairs too)
  * separated by the plane between its closest points: the two sides' largest signed closings
  * c_A, c_B at the scales so far may sum to 2 room. A pair that needs cutting is cut on its
@@ -145,7 +180,7 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
       side[k >= na] = ms_max(side[k >= na], c[k]);
       fixed |= m->fixed[pr->v[k]];
     }
-    if (now[0] + now[1] <= 2 * room) continue;
+    if (now[0] + now[1] <= 2 * room || holds_in_parts(m, pr, x, dx, scale)) continue;
     double total = side[0] + side[1], share[2] = {room, room};
     if (!fixed) share[0] = 2 * room * side[0] / total, share[1] = 2 * room - share[0];
     for (int k = 0; k < 4; k++) {

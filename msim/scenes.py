@@ -6,8 +6,8 @@ faces to draw and a time step that suits it.
     msim.plot.frame(runs["xpbd"].positions[-1], scene.faces, system=scene.system)
 
 How small a step must be: `stability_limit(system, method)` (the largest stable step of the
-explicit methods, from the Gershgorin bound `omega_max`), `stable_dt` and `midpoint_dt`, which
-`Scene.dt_for` picks from.
+explicit methods, from the Gershgorin bound `omega_max`), `stable_dt`, `midpoint_dt` and
+`linearized_dt`, which `Scene.dt_for` picks from.
 """
 
 from __future__ import annotations
@@ -83,12 +83,17 @@ class Scene:
         * implicit midpoint: `midpoint_dt(self.initial)`, when below self.dt: it is stable on a
           linear mode at every h but damps nothing, and stiff rotating springs and penalty
           contact pump energy into it at omega h >> 1.
+        * linearised implicit Euler: `linearized_dt(self.initial)`, when below self.dt: with
+          self-contact on, its one linear solve sees no force from pairs that enter the contact
+          zone during the step.
         """
         _core.check_options(method)
         if method in EXPLICIT:
             return min(self.dt, stable_dt(self.initial) * EXPLICIT[method] / 2.0)
         if method == "implicit_midpoint":
             return min(self.dt, midpoint_dt(self.initial))
+        if method == "linearized_implicit":
+            return min(self.dt, linearized_dt(self.initial))
         return self.dt
 
     def run(self, steps: int, method: str, *, dt: float | None = None,
@@ -221,6 +226,27 @@ def midpoint_dt(system: System) -> float:
         rates.append(np.sqrt(system.contact_stiffness / mass.min()))
     rate = max(rates)
     return 1.0 / rate if rate > 0 else np.inf
+
+
+def linearized_dt(system: System) -> float:
+    """A step [s] at which linearised implicit Euler resolves self-contact: 1 / omega_sc,
+    omega_sc = sqrt(self_stiffness / m) for the lightest free vertex, when self-contact is on
+    (inf otherwise).
+
+    Linearised implicit Euler (Baraff and Witkin 1998) takes one Newton step on implicit
+    Euler's g from x_t, so it sees the barrier's force and curvature at x_t only: a pair that
+    is farther than the thickness at x_t and enters the contact zone within the step is
+    integrated as if it felt no force, and lands as deep as its speed carries it, where the
+    next step meets the barrier's full force at once. At h <= 1 / omega_sc a pair closing at
+    v_n crosses the zone over several steps, each starting at most v_n h short of where its
+    force is felt. Measured on `cloth_stack(n=8)` (omega_sc = 800 rad/s) over 0.6 s, the
+    energy, 13.2 J at the start, peaked at 1806 J at 1/60 s (the matrix not positive definite
+    by 0.27 s), 724 J at 1/120 s, 19.4 J at 1/240 s, and 13.5 J at 1 / omega_sc.
+    """
+    if not system.self_contact:
+        return np.inf
+    mass = np.asarray(system.mass, float)[_free(system)]
+    return 1.0 / np.sqrt(system.self_stiffness / mass.min()) if len(mass) else np.inf
 
 
 def _has_colliders(system: System) -> bool:

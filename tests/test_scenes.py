@@ -126,6 +126,16 @@ def test_midpoint_dt_bounds_omega_h_of_springs_and_of_contact():
     assert scenes.midpoint_dt(msim.System(np.zeros((1, 3)), np.zeros((0, 2), int))) == np.inf
 
 
+def test_linearized_dt_resolves_the_self_contact_stiffness():
+    # three 8 x 8 layers of 1 kg/m^2 cloth: m = 1/64 kg, self_stiffness 1e4 N/m, so
+    # omega_sc = 800 rad/s and h = 1.25 ms; without self-contact the scene's own step
+    stack = scenes.cloth_stack(n=8)
+    assert stack.dt_for("linearized_implicit") == pytest.approx(1 / np.sqrt(1e4 * 64))
+    assert stack.dt_for("implicit_euler") == stack.dt
+    assert scenes.hanging_cloth(n=8).dt_for("linearized_implicit") == pytest.approx(1 / 30)
+    assert scenes.linearized_dt(scenes.hanging_cloth(n=8).system) == np.inf
+
+
 def test_the_curtain_gust_is_a_force_whose_impulse_gives_the_gust_profile():
     # springs off, each free vertex is a particle: the gust F = m (gust / T) sin(pi u) w blows
     # for the steps starting before T = 0.1 s (three of 1/30 s), so v_z = gust sin(pi u) w

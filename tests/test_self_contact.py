@@ -245,9 +245,12 @@ def gains(why):
 
 
 STIFF = gains("the barrier's stiffness is not in omega_max: at the step the scene picks the "
-              "explicit method is unstable on it (symplectic Euler peaks near 430 J)")
+              "explicit method is unstable on it (symplectic Euler peaks near 400 J; 13.4 J at "
+              "half the step, 11.8 J at a quarter, from 11.3 J)")
 CONSERVATIVE = gains("the midpoint damps nothing, and the barrier's curvature pumps energy into "
-                     "it at midpoint_dt even solved to tol, with no vertex cut (near 600 J)")
+                     "it, with no vertex cut: 77 J at midpoint_dt in one Newton iteration, "
+                     "1,050 J at half that step; solved to tol 1e-8, 565 of 1,200 steps "
+                     "converge and it peaks at 782 J")
 
 
 @pytest.mark.parametrize("method, solver", [

@@ -358,9 +358,10 @@ def test_steps_the_bounds_let_through_never_meet_by_ipctk_ccd():
 def test_steps_that_pass_through_or_beside_are_stopped_or_let_through_by_ipctk_ccd():
     # 100 pairs of 1-2 cm triangles 3-30 mm apart, the upper one carried 0.5-3 times the gap
     # down and up to 2 cm aside in one 10 ms step: through the lower one, past its edge, or
-    # short of it. A plane at the step's start cannot hold such paths; planes at each part of
-    # them can. ipctk's continuous collision detection finds each step free of contact, or held
-    # at the floor and never crossing along the sampled path; no step gains kinetic energy
+    # short of it: paths that end outside the thickness, where the bounds check them with
+    # planes along the path (a bounds that checked only the first part let one through).
+    # ipctk's continuous collision detection finds each step free of contact, or held at the
+    # floor and never crossing along the sampled path; no step gains kinetic energy
     rng = np.random.default_rng(2)
     faces = np.array([[0, 1, 2], [3, 4, 5]])
     edges = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 5], [5, 3]])

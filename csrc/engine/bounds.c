@@ -59,13 +59,18 @@
 /* the equal parts a pair's paths are split into when one plane at their start cannot hold them */
 #define MS_SC_PARTS 4
 
-/* the room each side of pair pr at x may close, gamma (D - delta) [m] (<= 0 within the floor),
- * and the unit normal n from its second primitive to its first */
+/* the room each side of a pair of kind at positions q may close, gamma (D - delta) [m] (<= 0
+ * within the floor), and the unit normal n from its second primitive to its first */
+static double plane_room(const ms_model *m, ms_pair_kind kind, const double q[12], double n[3]) {
+  double c[4];
+  return MS_SC_GAMMA * (ms_pair_closest(kind, q, n, c) - MS_SC_FLOOR * m->sc_thickness);
+}
+
+/* plane_room of pair pr at x */
 static double pair_plane(const ms_model *m, const ms_sc_pair *pr, const double *x, double n[3]) {
-  double q[12], c[4];
+  double q[12];
   ms_self_gather(pr, x, q);
-  double dist = ms_pair_closest(pr->kind, q, n, c);
-  return MS_SC_GAMMA * (dist - MS_SC_FLOOR * m->sc_thickness);
+  return plane_room(m, pr->kind, q, n);
 }
 
 /* how fast the pair's slot k closes toward the other primitive when it moves by e: the first
@@ -121,27 +126,33 @@ static double relative_move(const ms_sc_pair *pr, const double *dx, const double
  * path from x (the same argument from there), and stay outside the thickness at the parts'
  * ends. A pair that swings past the other, or closes far yet never comes near, needs no cut;
  * one that reaches into the contact zone keeps the single plane, which also limits how fast
- * it enters the barrier (the explicit methods integrate the barrier's stiffness only there) */
+ * it enters the barrier (the explicit methods integrate the barrier's stiffness only there).
+ * room, n: pair_plane at x, the first part's plane */
 static int holds_in_parts(const ms_model *m, const ms_sc_pair *pr, const double *x,
-                          const double *dx, const double *scale) {
+                          const double *dx, const double *scale, double room, const double n[3]) {
   int na = pr->kind == MS_PAIR_PT ? 1 : 2;
-  double q0[12], e[12];
+  double q0[12], e[12], q[12], at[3], outside = MS_SC_GAMMA * (1 - MS_SC_FLOOR) * m->sc_thickness;
   ms_self_gather(pr, x, q0);
   for (int k = 0; k < 4; k++) {
     double s = m->fixed[pr->v[k]] ? 1.0 : scale[pr->v[k]];
     for (int t = 0; t < 3; t++) e[3 * k + t] = s * dx[3 * pr->v[k] + t] / MS_SC_PARTS;
   }
-  for (int j = 0; j < MS_SC_PARTS; j++) {
-    double q[12], n[3], c[4], most[2] = {-INFINITY, -INFINITY};
-    for (int k = 0; k < 12; k++) q[k] = q0[k] + j * e[k];
-    double dist = ms_pair_closest(pr->kind, q, n, c);
-    if (dist < m->sc_thickness) return 0;
-    for (int k = 0; k < 4; k++) most[k >= na] = ms_max(most[k >= na], closing(pr, k, n, e + 3 * k));
-    if (most[0] + most[1] > 2 * MS_SC_GAMMA * (dist - MS_SC_FLOOR * m->sc_thickness)) return 0;
+  memcpy(at, n, sizeof(at));
+  for (int j = 0;; j++) {
+    // the plane at the part's start (the first one given; the last: the paths' end) keeps
+    // the pair outside the thickness
+    if (j) {
+      for (int k = 0; k < 12; k++) q[k] = q0[k] + j * e[k];
+      room = plane_room(m, pr->kind, q, at);
+    }
+    if (room < outside) return 0;
+    if (j == MS_SC_PARTS) return 1;
+    // and holds the part's largest closings on each side within twice its room
+    double most[2] = {-INFINITY, -INFINITY};
+    for (int k = 0; k < 4; k++)
+      most[k >= na] = ms_max(most[k >= na], closing(pr, k, at, e + 3 * k));
+    if (most[0] + most[1] > 2 * room) return 0;
   }
-  double q[12], n[3], c[4];
-  for (int k = 0; k < 12; k++) q[k] = q0[k] + MS_SC_PARTS * e[k];
-  return ms_pair_closest(pr->kind, q, n, c) >= m->sc_thickness;
 }
 
 /* scale[v] lowered so that x + scale[v] dx[v] keeps each of w's pairs (ring pairs too)
@@ -180,7 +191,7 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
       side[k >= na] = ms_max(side[k >= na], c[k]);
       fixed |= m->fixed[pr->v[k]];
     }
-    if (now[0] + now[1] <= 2 * room || holds_in_parts(m, pr, x, dx, scale)) continue;
+    if (now[0] + now[1] <= 2 * room || holds_in_parts(m, pr, x, dx, scale, room, n)) continue;
     double total = side[0] + side[1], share[2] = {room, room};
     if (!fixed) share[0] = 2 * room * side[0] / total, share[1] = 2 * room - share[0];
     for (int k = 0; k < 4; k++) {

@@ -220,10 +220,9 @@ def midpoint_dt(system: System) -> float:
       0.5 and 1, several times it from omega_c h = 4. h <= 1 / omega_c bounds each crossing's
       error by that kinetic energy.
     """
-    mass = np.asarray(system.mass, float)[_free(system)]
     rates = [omega_max(system) / 2.0]
-    if _has_colliders(system) and len(mass):
-        rates.append(np.sqrt(system.contact_stiffness / mass.min()))
+    if _has_colliders(system):
+        rates.append(_contact_rate(system, system.contact_stiffness))
     rate = max(rates)
     return 1.0 / rate if rate > 0 else np.inf
 
@@ -245,10 +244,15 @@ def linearized_dt(system: System) -> float:
     energy, 13.2 J at the start, peaked at 1806 J at 1/60 s (the matrix not positive definite
     by 0.27 s), 724 J at 1/120 s, 19.4 J at 1/240 s, and 13.5 J at 1 / omega_sc.
     """
-    if not system.self_contact:
-        return np.inf
+    rate = _contact_rate(system, system.self_stiffness) if system.self_contact else 0.0
+    return 1.0 / rate if rate > 0 else np.inf
+
+
+def _contact_rate(system: System, stiffness: float) -> float:
+    """sqrt(stiffness / m) [rad/s] for the lightest free vertex of system (0 when none is
+    free): the angular frequency of that vertex on a contact spring of stiffness [N/m]."""
     mass = np.asarray(system.mass, float)[_free(system)]
-    return 1.0 / np.sqrt(system.self_stiffness / mass.min()) if len(mass) else np.inf
+    return float(np.sqrt(stiffness / mass.min())) if len(mass) else 0.0
 
 
 def _has_colliders(system: System) -> bool:

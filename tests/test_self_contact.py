@@ -283,6 +283,19 @@ def test_a_passive_fold_never_gains_energy(method, solver, self_friction, reques
         assert sim.energy()["total"] <= start
 
 
+TWO_FACES = np.array([[0, 1, 2], [3, 4, 5]])
+
+
+def two_triangles(x, v, **options):
+    """A System of two triangles at x (6,3) [m] moving at v (6,3) [m/s], their edges springs
+    at rest, without gravity, with self-contact 1 mm thick unless options say otherwise."""
+    edges = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 5], [5, 3]])
+    options = {"self_thickness": 1e-3, **options}
+    sim = msim.System(x, edges, gravity=[0, 0, 0], faces=TWO_FACES, self_contact=True, **options)
+    sim.velocities = v
+    return sim
+
+
 @pytest.mark.parametrize("method", ["symplectic_euler", "implicit_euler", "xpbd"])
 def test_touching_layers_separate_freely(method):
     # two triangles 1 um apart, the upper one leaving at 1 m/s, the barrier too weak to push:
@@ -291,13 +304,9 @@ def test_touching_layers_separate_freely(method):
     # drift lifted the lower one)
     tri = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
     vertices = np.vstack([tri, tri + [0.1, 0.1, 1e-6]])
-    faces = np.array([[0, 1, 2], [3, 4, 5]])
-    edges = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 5], [5, 3]])
-    sim = msim.System(vertices, edges, gravity=[0, 0, 0], faces=faces, self_contact=True,
-                      self_thickness=1e-3, self_stiffness=1e-12)
     v = np.zeros((6, 3))
     v[3:, 2] = 1.0
-    sim.velocities = v
+    sim = two_triangles(vertices, v, self_stiffness=1e-12)
     info = sim.step(0.01, method)
     z = sim.positions[:, 2]
     assert np.allclose(z[:3], 0.0, atol=1e-9)
@@ -312,16 +321,19 @@ def ipctk_distance(mesh, x):
     return np.sqrt(collisions.compute_minimum_distance(mesh, x))
 
 
-def test_steps_the_bounds_let_through_never_meet_by_ipctk_ccd():
-    # 100 pairs of 1-2 cm triangles 2-30 mm apart, the upper one closing 85-99% of the gap in
-    # one 10 ms step with a 5% jitter per vertex (symplectic Euler moves them straight, the
-    # springs at rest). ipctk's continuous collision detection (Tight Inclusion, conservative)
-    # finds each step free of contact, except where the bounds stop a pair at their floor
-    # (1e-9 m): there the path, sampled, never crosses nor comes closer than the floor; and no
-    # step ends with more kinetic energy than it started with
-    rng = np.random.default_rng(1)
-    faces = np.array([[0, 1, 2], [3, 4, 5]])
-    edges = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 5], [5, 3]])
+@pytest.mark.parametrize("seed, down, aside", [(1, (0.85, 0.99), 0.0), (2, (0.5, 3.0), 0.02)])
+def test_steps_the_bounds_let_through_never_meet_by_ipctk_ccd(seed, down, aside):
+    # 100 pairs of 1-2 cm triangles 2-30 mm apart, the upper one carried `down` times the gap
+    # toward the lower one (and up to `aside` [m] sideways) in one 10 ms step with a 5% jitter
+    # per vertex (symplectic Euler moves them straight, the springs at rest): closing 85-99%,
+    # where the paths end within the thickness and one plane at the start bounds them; or
+    # 0.5-3 gaps down and 2 cm aside, through the lower one, past its edge or short of it,
+    # paths that end outside the thickness, where planes along them do (a bounds that checked
+    # only the first part let one through). ipctk's continuous collision detection (Tight
+    # Inclusion, conservative) finds each step free of contact, except where the bounds stop a
+    # pair at their floor (1e-9 m): there the path, sampled, never crosses nor comes closer
+    # than the floor; and no step ends with more kinetic energy than it started with
+    rng = np.random.default_rng(seed)
     h, trials, limited = 0.01, 0, 0
     while trials < 100:
         turn, _ = np.linalg.qr(rng.normal(size=(3, 3)))
@@ -330,16 +342,16 @@ def test_steps_the_bounds_let_through_never_meet_by_ipctk_ccd():
         b[:, :2] += rng.normal(size=2) * 0.004
         b[:, 2] = rng.uniform(0.003, 0.03) * (1 + 0.1 * rng.normal(size=3))
         x = np.vstack([a, b]) @ turn.T
-        mesh = ipctk.CollisionMesh(x, ipctk.edges(faces), faces)
+        mesh = ipctk.CollisionMesh(x, ipctk.edges(TWO_FACES), TWO_FACES)
         gap = ipctk_distance(mesh, x)
         if ipctk.has_intersections(mesh, x) or gap < 0.002:
             continue
         v = np.zeros((6, 3))
-        v[3:, 2] = -rng.uniform(0.85, 0.99) * gap / h
+        v[3:, 2] = -rng.uniform(*down) * gap / h
+        if aside:
+            v[3:, :2] += rng.uniform(-aside, aside, 2) / h
         v[3:] += rng.normal(size=(3, 3)) * 0.05 * gap / h
-        sim = msim.System(x, edges, gravity=[0, 0, 0], faces=faces, self_contact=True,
-                          self_thickness=1e-3)
-        sim.velocities = v @ turn.T
+        sim = two_triangles(x, v @ turn.T)
         moving = sim.energy()["kinetic"]
         info = sim.step(h, "symplectic_euler")
         x1, trials = sim.positions, trials + 1
@@ -355,45 +367,11 @@ def test_steps_the_bounds_let_through_never_meet_by_ipctk_ccd():
     assert limited > 0
 
 
-def test_steps_that_pass_through_or_beside_are_stopped_or_let_through_by_ipctk_ccd():
-    # 100 pairs of 1-2 cm triangles 3-30 mm apart, the upper one carried 0.5-3 times the gap
-    # down and up to 2 cm aside in one 10 ms step: through the lower one, past its edge, or
-    # short of it: paths that end outside the thickness, where the bounds check them with
-    # planes along the path (a bounds that checked only the first part let one through).
-    # ipctk's continuous collision detection finds each step free of contact, or held at the
-    # floor and never crossing along the sampled path; no step gains kinetic energy
-    rng = np.random.default_rng(2)
-    faces = np.array([[0, 1, 2], [3, 4, 5]])
-    edges = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 5], [5, 3]])
-    h, trials, limited = 0.01, 0, 0
-    while trials < 100:
-        turn, _ = np.linalg.qr(rng.normal(size=(3, 3)))
-        a = np.column_stack([rng.uniform(-0.01, 0.01, (3, 2)), np.zeros(3)])
-        b = a[[1, 2, 0]] * rng.uniform(0.5, 1.0)
-        b[:, :2] += rng.normal(size=2) * 0.004
-        b[:, 2] = rng.uniform(0.003, 0.03) * (1 + 0.1 * rng.normal(size=3))
-        x = np.vstack([a, b]) @ turn.T
-        mesh = ipctk.CollisionMesh(x, ipctk.edges(faces), faces)
-        gap = ipctk_distance(mesh, x)
-        if ipctk.has_intersections(mesh, x) or gap < 0.002:
-            continue
-        v = np.zeros((6, 3))
-        v[3:, 2] = -rng.uniform(0.5, 3.0) * gap / h
-        v[3:, :2] += rng.uniform(-0.02, 0.02, 2) / h
-        v[3:] += rng.normal(size=(3, 3)) * 0.05 * gap / h
-        sim = msim.System(x, edges, gravity=[0, 0, 0], faces=faces, self_contact=True,
-                          self_thickness=1e-3)
-        sim.velocities = v @ turn.T
-        moving = sim.energy()["kinetic"]
-        info = sim.step(h, "symplectic_euler")
-        x1, trials = sim.positions, trials + 1
-        limited += info.self_contact["limited"] > 0
-        assert sim.energy()["kinetic"] <= moving
-        if not ipctk.is_step_collision_free(mesh, x, x1):
-            path = [x + t * (x1 - x) for t in np.linspace(0, 1, 201)]
-            assert not any(ipctk.has_intersections(mesh, y) for y in path)
-            assert min(ipctk_distance(mesh, y) for y in path) >= 0.999e-9
-    assert limited > 0
+# a 4 mm triangle 5 mm above a 10 cm one (in z = 0, its edge along x = 0), 1-5 mm in from
+# the edge [m]
+OVER_AN_EDGE = np.array([[-0.1, -0.1, 0.0], [0.0, -0.1, 0.0], [0.0, 0.1, 0.0],
+                         [-0.005, -0.002, 0.005], [-0.001, -0.002, 0.005],
+                         [-0.003, 0.002, 0.005]])
 
 
 @pytest.mark.parametrize("aside, down, stopped", [(0.01, 0.005, False), (0.0, 0.01, True)])
@@ -406,29 +384,47 @@ def test_a_triangle_shot_past_another_edge_flies_free_and_one_shot_through_it_is
     # free in the first round of the bounds, x + h v to the last bit (one plane at the start
     # cut it, and a second round let it go). Straight down through the large one, the two end
     # together (an inelastic collision), the small one above
-    large = np.array([[-0.1, -0.1, 0.0], [0.0, -0.1, 0.0], [0.0, 0.1, 0.0]])
-    small = np.array([[-0.005, -0.002, 0.005], [-0.001, -0.002, 0.005], [-0.003, 0.002, 0.005]])
-    x = np.vstack([large, small])
-    faces = np.array([[0, 1, 2], [3, 4, 5]])
-    edges = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 5], [5, 3]])
+    x = OVER_AN_EDGE
     v = np.zeros((6, 3))
     v[3:] = [aside / 0.01, 0.0, -down / 0.01]
-    sim = msim.System(x, edges, gravity=[0, 0, 0], faces=faces, self_contact=True,
-                      self_thickness=1e-3)
-    sim.velocities = v
+    sim = two_triangles(x, v)
+    start = sim.energy()["total"]
     info = sim.step(0.01, "symplectic_euler")
-    mesh = ipctk.CollisionMesh(x, ipctk.edges(faces), faces)
+    mesh = ipctk.CollisionMesh(x, ipctk.edges(TWO_FACES), TWO_FACES)
     free = x + 0.01 * v
     path = [x + t * (free - x) for t in np.linspace(0, 1, 201)]
     assert ipctk.is_step_collision_free(mesh, x, free) != stopped
     assert (min(ipctk_distance(mesh, y) for y in path) > 1e-3) != stopped
     if stopped:
+        # an inelastic collision: momentum kept (its energy: the strict xfail below)
         assert info.self_contact["limited"] == 6 and sim.self_intersections() == 0
         assert ipctk_distance(mesh, sim.positions) >= 0.999e-9
         assert sim.positions[3:, 2].mean() > sim.positions[:3, 2].mean()
+        assert sim.velocities.sum(axis=0) == pytest.approx(v.sum(axis=0), rel=1e-12)
     else:
+        # free flight: the step moves it as shot and its energy stays as it was
         assert info.self_contact["limited"] == 0 and info.self_contact["rounds"] == 1
         np.testing.assert_array_equal(sim.positions, free)
+        assert sim.energy()["total"] == pytest.approx(start, rel=1e-12)
+
+
+@pytest.mark.xfail(strict=True, reason="the bounds stop the pair at their floor (1e-9 m), deep "
+                   "in the log barrier: the step ends with 0.10 J of barrier energy where the "
+                   "fall brought 0.015 J (0.111 J in every method), which implicit Euler, FMS "
+                   "and XPBD then damp and velocity Verlet turns into 1e15 J within 30 ms")
+@pytest.mark.parametrize("method", ["symplectic_euler", "implicit_euler", "fms", "xpbd"])
+def test_a_collision_the_bounds_stop_does_no_work(method):
+    # the 4 mm triangle of the test above, dropped at 1 m/s from 5 mm onto the large one in one
+    # 10 ms step (beyond the 2 mm detection radius at its start, so only the bounds see the
+    # pair): a passive collision takes kinetic energy out and puts none in, so the step ends
+    # with at most the 0.015 J it began with
+    v = np.zeros((6, 3))
+    v[3:, 2] = -1.0
+    sim = two_triangles(OVER_AN_EDGE, v)
+    start = sim.energy()["total"]
+    info = sim.step(0.01, method)
+    assert info.self_contact["limited"] > 0 and sim.self_intersections() == 0
+    assert sim.energy()["total"] <= start
 
 
 @pytest.mark.parametrize("method", ["symplectic_euler", "implicit_euler", "xpbd"])
@@ -441,13 +437,9 @@ def test_a_triangle_shot_through_another_in_one_step_is_stopped(method, fixed):
     # momentum is kept)
     big = np.array([[-1.0, -1.0, 0.0], [1.0, -1.0, 0.0], [0.0, 1.0, 0.0]])
     small = np.array([[0.0, 0.0, 0.1], [0.01, 0.0, 0.1], [0.0, 0.01, 0.1]])
-    faces = np.array([[0, 1, 2], [3, 4, 5]])
-    edges = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 5], [5, 3]])
-    sim = msim.System(np.vstack([big, small]), edges, gravity=[0, 0, 0], faces=faces,
-                      fixed=fixed, self_contact=True, self_thickness=1e-3)
     v = np.zeros((6, 3))
     v[3:, 2] = -20.0
-    sim.velocities = v
+    sim = two_triangles(np.vstack([big, small]), v, fixed=fixed)
     start = sim.energy()["total"]
     info = sim.step(0.01, method)
     z = sim.positions[:, 2]

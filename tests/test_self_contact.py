@@ -245,8 +245,9 @@ def gains(why):
 
 
 STIFF = gains("the barrier's stiffness is not in omega_max: at the step the scene picks the "
-              "explicit method is unstable on it (symplectic Euler peaks near 400 J; 13.4 J at "
-              "half the step, 11.8 J at a quarter, from 11.3 J)")
+              "explicit method is unstable on it (symplectic Euler peaks at 65 J, 135 J with "
+              "friction between the layers; 13.4 J at half the step, 11.8 J at a quarter, from "
+              "11.3 J)")
 CONSERVATIVE = gains("the midpoint damps nothing, and the barrier's curvature pumps energy into "
                      "it, with no vertex cut: 77 J at midpoint_dt in one Newton iteration, "
                      "1,050 J at half that step; solved to tol 1e-8, 565 of 1,200 steps "
@@ -271,8 +272,8 @@ def test_a_passive_fold_never_gains_energy(method, solver, self_friction, reques
     # red once fixed
     if self_friction and (method, solver) == ("bdf2", "newton"):
         request.applymarker(gains("BDF2's single Newton step with friction between the "
-                                  "layers peaks near 454 J where they land (solved to tol it "
-                                  "stays below the start)"))
+                                  "layers peaks at 17.7 J where they land, from 11.3 J (solved "
+                                  "to tol 1e-8 it stays at its start)"))
     scene = scenes.folded_cloth(n=12)
     sim, dt = scene.initial.copy(), scene.dt_for(method)
     sim.self_friction = self_friction
@@ -330,9 +331,9 @@ def test_steps_the_bounds_let_through_never_meet_by_ipctk_ccd(seed, down, aside)
     # 0.5-3 gaps down and 2 cm aside, through the lower one, past its edge or short of it,
     # paths that end outside the thickness, where planes along them do (a bounds that checked
     # only the first part let one through). ipctk's continuous collision detection (Tight
-    # Inclusion, conservative) finds each step free of contact, except where the bounds stop a
-    # pair at their floor (1e-9 m): there the path, sampled, never crosses nor comes closer
-    # than the floor; and no step ends with more kinetic energy than it started with
+    # Inclusion, conservative) finds every step free of contact: a pair the bounds stop ends at
+    # the contact zone's edge, not at their floor (1e-9 m), where that CCD reports contact; and
+    # no step ends with more kinetic energy than it started with
     rng = np.random.default_rng(seed)
     h, trials, limited = 0.01, 0, 0
     while trials < 100:
@@ -359,10 +360,7 @@ def test_steps_the_bounds_let_through_never_meet_by_ipctk_ccd(seed, down, aside)
         # a passive collision does no work: a cut only takes speed away (the springs start at
         # rest, so symplectic Euler's first kick is zero)
         assert sim.energy()["kinetic"] <= moving
-        if not ipctk.is_step_collision_free(mesh, x, x1):
-            path = [x + t * (x1 - x) for t in np.linspace(0, 1, 201)]
-            assert not any(ipctk.has_intersections(mesh, y) for y in path)
-            assert min(ipctk_distance(mesh, y) for y in path) >= 0.999e-9
+        assert ipctk.is_step_collision_free(mesh, x, x1)
     # the bounds had work to do
     assert limited > 0
 
@@ -396,9 +394,9 @@ def test_a_triangle_shot_past_another_edge_flies_free_and_one_shot_through_it_is
     assert ipctk.is_step_collision_free(mesh, x, free) != stopped
     assert (min(ipctk_distance(mesh, y) for y in path) > 1e-3) != stopped
     if stopped:
-        # an inelastic collision: momentum kept (its energy: the strict xfail below)
+        # an inelastic collision: momentum kept (its energy: the test below)
         assert info.self_contact["limited"] == 6 and sim.self_intersections() == 0
-        assert ipctk_distance(mesh, sim.positions) >= 0.999e-9
+        assert ipctk_distance(mesh, sim.positions) >= 0.999e-3
         assert sim.positions[3:, 2].mean() > sim.positions[:3, 2].mean()
         assert sim.velocities.sum(axis=0) == pytest.approx(v.sum(axis=0), rel=1e-12)
     else:
@@ -408,23 +406,26 @@ def test_a_triangle_shot_past_another_edge_flies_free_and_one_shot_through_it_is
         assert sim.energy()["total"] == pytest.approx(start, rel=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="the bounds stop the pair at their floor (1e-9 m), deep "
-                   "in the log barrier: the step ends with 0.10 J of barrier energy where the "
-                   "fall brought 0.015 J (0.111 J in every method), which implicit Euler, FMS "
-                   "and XPBD then damp and velocity Verlet turns into 1e15 J within 30 ms")
-@pytest.mark.parametrize("method", ["symplectic_euler", "implicit_euler", "fms", "xpbd"])
+@pytest.mark.parametrize("method", msim.METHODS)
 def test_a_collision_the_bounds_stop_does_no_work(method):
-    # the 4 mm triangle of the test above, dropped at 1 m/s from 5 mm onto the large one in one
-    # 10 ms step (beyond the 2 mm detection radius at its start, so only the bounds see the
-    # pair): a passive collision takes kinetic energy out and puts none in, so the step ends
-    # with at most the 0.015 J it began with
+    # the 4 mm triangle of the test above, dropped at 1 m/s from 5 mm onto the large one in
+    # 10 ms steps (beyond the 2 mm detection radius at its start, so only the bounds see the
+    # pair): a passive collision takes kinetic energy out and puts none in, so no step ends
+    # above the 0.015 J it began with. The bounds stop the pair at the contact zone's edge, out
+    # of the barrier (stopped at their floor, 1e-9 m, the first step ends with 0.111 J, and
+    # velocity Verlet reaches 1e15 J in three)
     v = np.zeros((6, 3))
     v[3:, 2] = -1.0
     sim = two_triangles(OVER_AN_EDGE, v)
     start = sim.energy()["total"]
     info = sim.step(0.01, method)
     assert info.self_contact["limited"] > 0 and sim.self_intersections() == 0
-    assert sim.energy()["total"] <= start
+    assert sim.energy()["self_contact"] == 0.0
+    energies = [sim.energy()["total"]]
+    for _ in range(3):
+        sim.step(0.01, method)
+        energies.append(sim.energy()["total"])
+    assert max(energies) <= start
 
 
 @pytest.mark.parametrize("method", ["symplectic_euler", "implicit_euler", "xpbd"])

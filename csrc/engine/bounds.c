@@ -39,7 +39,13 @@
  * all pairs within r (ring pairs too) detected at x_t, or swept; where a vertex was limited,
  * the pairs are swept again from the new positions and the rest of the way is limited again,
  * up to MS_SC_ROUNDS rounds. A limited vertex ends where the bounds let it and moves on with
- * v = (x - x_t)/h, as a collision response that removes the approach speed.
+ * v = (x - x_t)/h, as a collision response that removes the approach speed. That response must
+ * do no work: a pair the step's end cuts is stopped at the contact zone's edge (D >= dhat,
+ * the room gamma (D - dhat)) where it feels no barrier, or where it is if already within the
+ * zone, and later rounds carry no pair that feels the barrier closer than the edge; the
+ * first round still lets a pair into the zone by one plane's room uncut, where the method
+ * moved it (stopped at the floor instead, a collision only the bounds saw stored the
+ * barrier's energy at 1e-9 m, several times the kinetic energy it removed).
  */
 #include <math.h>
 #include <string.h>
@@ -58,6 +64,12 @@
 #define MS_SC_BACKTRACK 10
 /* the equal parts a pair's paths are split into when one plane at their start cannot hold them */
 #define MS_SC_PARTS 4
+
+/* how a round finds the pairs that bound it: a solver's iterate by the step's pairs (within r
+ * of x_t); the step's end from x_t by them too when no deviation from the common translation
+ * reaches beyond r, else by a sweep along the deviations (a translation brings no pair
+ * closer); a later round by a sweep along its whole displacement (no translation) */
+typedef enum { MS_SC_ITERATE, MS_SC_FIRST, MS_SC_AGAIN } ms_sc_round;
 
 /* the room each side of a pair of kind at positions q may close, gamma (D - delta) [m] (<= 0
  * within the floor), and the unit normal n from its second primitive to its first */
@@ -165,10 +177,14 @@ static int holds_in_parts(const ms_model *m, const ms_sc_pair *pr, const double 
  * x is where it ran (else NULL), a floor on the distances there. pass: the passes before this
  * one; a pair left within its room by the last pass stays so unless a scale of its vertices
  * was lowered since (w->lowered: when, as pass npair + pair), so a later pass looks at those
- * alone. Returns how many scales it lowered: a pass that lowers none leaves every pair's
- * signed sum within its room (a pair once cut stays so) */
+ * alone. kind: the round; at the step's end a pair that feels the barrier (not in the ring)
+ * is cut to the room outside the contact zone, in a later round it has only that room.
+ * Returns how many scales it lowered: a pass that lowers none leaves every pair's signed sum
+ * within its room (a pair once cut stays so) */
 static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const double *dx,
-                       const double *near, double *scale, int64_t pass) {
+                       const double *near, double *scale, int64_t pass, ms_sc_round kind) {
+  // the room the contact zone takes from a pair that feels the barrier
+  double zone = MS_SC_GAMMA * (1 - MS_SC_FLOOR) * m->sc_thickness;
   int cuts = 0;
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
@@ -177,13 +193,17 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
     for (int k = 0; k < 4 && pass; k++)
       last = last > w->lowered[pr->v[k]] ? last : w->lowered[pr->v[k]];
     if (pass && last < (pass - 1) * w->npair + p) continue;
-    // c_A + c_B <= the largest relative move: within the room a lower bound on D leaves it holds
-    double gap = box_gap(pr, x);
+    // c_A + c_B <= the largest relative move: within the room a lower bound on D leaves it
+    // holds (in a later round, the room of a pair that feels the barrier)
+    double gap = box_gap(pr, x), again = kind == MS_SC_AGAIN ? zone : 0.0;
     if (near) gap = ms_max(gap, near_floor(pr, near));
-    double slack = MS_SC_GAMMA * (gap - MS_SC_FLOOR * m->sc_thickness);
-    if (relative_move(pr, dx, scale) <= 2 * slack) continue;
+    if (relative_move(pr, dx, scale) <=
+        2 * (MS_SC_GAMMA * (gap - MS_SC_FLOOR * m->sc_thickness) - again))
+      continue;
+    int felt = kind != MS_SC_ITERATE && !ms_self_in_ring(m, pr);
+    double enter = felt ? again : 0.0, stop = felt ? zone : 0.0;
     double n[3], c[4], side[2] = {0, 0}, now[2] = {-INFINITY, -INFINITY},
-                       room = ms_max(pair_plane(m, pr, x, n), 0.0);
+                       plane = pair_plane(m, pr, x, n), room = ms_max(plane - enter, 0.0);
     int na = pr->kind == MS_PAIR_PT ? 1 : 2, fixed = 0;
     for (int k = 0; k < 4; k++) {
       c[k] = closing(pr, k, n, dx + 3 * pr->v[k]);
@@ -191,7 +211,8 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
       side[k >= na] = ms_max(side[k >= na], c[k]);
       fixed |= m->fixed[pr->v[k]];
     }
-    if (now[0] + now[1] <= 2 * room || holds_in_parts(m, pr, x, dx, scale, room, n)) continue;
+    if (now[0] + now[1] <= 2 * room || holds_in_parts(m, pr, x, dx, scale, plane, n)) continue;
+    room = ms_max(plane - stop, 0.0);
     double total = side[0] + side[1], share[2] = {room, room};
     if (!fixed) share[0] = 2 * room * side[0] / total, share[1] = 2 * room - share[0];
     for (int k = 0; k < 4; k++) {
@@ -236,12 +257,6 @@ static void translation(const ms_model *m, const double *x, const double *target
   for (int t = 0; t < 3; t++) u[t] = len > cap ? u[t] / n * cap / len : n ? u[t] / n : 0.0;
 }
 
-/* how a round finds the pairs that bound it: a solver's iterate by the step's pairs (within r
- * of x_t); the step's end from x_t by them too when no deviation from the common translation
- * reaches beyond r, else by a sweep along the deviations (a translation brings no pair
- * closer); a later round by a sweep along its whole displacement (no translation) */
-typedef enum { MS_SC_ITERATE, MS_SC_FIRST, MS_SC_AGAIN } ms_sc_round;
-
 /* the common translation u (0 unless translate) and each vertex's deviation w->dev from x
  * toward target; 1 when every deviation stays within reach of the radius (pairs farther than
  * r cannot then meet) */
@@ -265,12 +280,13 @@ static int deviations(const ms_model *m, ms_self_ws *w, const double *x, const d
 }
 
 /* w->scale: the fraction of its deviation each vertex keeps under w's pairs from x (where
- * the step's detection ran when detected); the number of free vertices cut */
-static int scales(const ms_model *m, ms_self_ws *w, const double *x, int detected) {
+ * the step's detection ran but in a later round) in a round of kind; the number of free
+ * vertices cut */
+static int scales(const ms_model *m, ms_self_ws *w, const double *x, ms_sc_round kind) {
   int cut = 0;
-  const double *near = detected ? w->nearest : NULL;
+  const double *near = kind != MS_SC_AGAIN ? w->nearest : NULL;
   for (int i = 0; i < m->nv; i++) w->scale[i] = 1.0, w->lowered[i] = -1;
-  for (int64_t pass = 0; pair_scales(m, w, x, w->dev, near, w->scale, pass); pass++) continue;
+  for (int64_t pass = 0; pair_scales(m, w, x, w->dev, near, w->scale, pass, kind); pass++) continue;
   for (int i = 0; i < m->nv; i++) cut += w->scale[i] < 1.0 && !m->fixed[i];
   return cut;
 }
@@ -296,14 +312,14 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
   ms_self_ws *w = d->sc;
   int inside = deviations(m, w, x, target, kind != MS_SC_AGAIN, u), planar = 0;
   if (kind == MS_SC_ITERATE || (kind == MS_SC_FIRST && inside)) {
-    *cut = scales(m, w, x, 1);
+    *cut = scales(m, w, x, kind);
     return MS_OK;
   }
   ms_status st = MS_OK;
   if (kind == MS_SC_FIRST) {
     st = ms_self_planar_path(m, d, x, target, (1 - 2 * MS_SC_GAMMA) * ms_self_radius(m), &planar);
     if (st == MS_OK && planar && (st = ms_self_sweep(m, d, x, w->dev, 1, w->only, 1)) == MS_OK &&
-        !(*cut = scales(m, w, x, 1)))
+        !(*cut = scales(m, w, x, kind)))
       return MS_OK;
   } else {
     flag_moving(m, w);
@@ -311,7 +327,7 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
   for (int moving = 1; moving >= 0 && st == MS_OK; moving--)
     if ((st = ms_self_sweep(m, d, x, w->dev, moving, kind == MS_SC_AGAIN ? w->only : NULL, 0)) ==
             MS_OK &&
-        !(*cut = scales(m, w, x, kind == MS_SC_FIRST)))
+        !(*cut = scales(m, w, x, kind)))
       break;
   return st;
 }

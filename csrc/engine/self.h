@@ -141,6 +141,9 @@ ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const do
 ms_status ms_self_planar_path(const ms_model *m, ms_data *d, const double *x, const double *y,
                               double floor, int *certified);
 double ms_self_radius(const ms_model *m);
+/* 1 when some vertex of pair p's first primitive lies within the topological ring of some
+ * vertex of its second (m->ring is symmetric): the pair feels no energy */
+int ms_self_in_ring(const ms_model *m, const ms_sc_pair *p);
 void ms_self_gather(const ms_sc_pair *p, const double *x, double q[12]);
 
 #endif

@@ -100,12 +100,11 @@ static int in_ring(const ms_model *m, int a, int b) {
   return 0;
 }
 
-/* 1 when some vertex of the pair's first primitive (na of them) is within the ring of some
- * vertex of its second (m->ring is symmetric) */
-static int near_in_mesh(const ms_model *m, const int *v, int na) {
+int ms_self_in_ring(const ms_model *m, const ms_sc_pair *p) {
+  int na = p->kind == MS_PAIR_PT ? 1 : 2;
   for (int a = 0; a < na; a++)
     for (int b = na; b < 4; b++)
-      if (in_ring(m, v[a], v[b])) return 1;
+      if (in_ring(m, p->v[a], p->v[b])) return 1;
   return 0;
 }
 
@@ -237,7 +236,7 @@ static void narrow_block(void *ctx, int lo, int hi) {
     if (shares_vertex(p.v, na, 4)) continue;
     if (!c->sweep) ms_self_gather(&p, c->x, q);
     dist[k] = c->sweep ? 0.0 : sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
-    ring[k] = (char)(c->sweep || near_in_mesh(c->m, p.v, na));
+    ring[k] = (char)(c->sweep || ms_self_in_ring(c->m, &p));
   }
 }
 

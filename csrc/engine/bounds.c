@@ -44,8 +44,8 @@
  * the room gamma (D - dhat)) where it feels no barrier, or where it is if already within the
  * zone, and later rounds carry no pair that feels the barrier closer than the edge; the
  * first round still lets a pair into the zone by one plane's room uncut, where the method
- * moved it (stopped at the floor instead, a collision only the bounds saw stored the
- * barrier's energy at 1e-9 m, several times the kinetic energy it removed).
+ * moved it (stopped at the floor, a collision only the bounds see would store the barrier's
+ * energy at 1e-9 m, several times the kinetic energy it removes).
  */
 #include <math.h>
 #include <string.h>

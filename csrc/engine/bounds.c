@@ -43,9 +43,10 @@
  * do no work: a pair the step's end cuts is stopped at the contact zone's edge (D >= dhat,
  * the room gamma (D - dhat)) where it feels no barrier, or where it is if already within the
  * zone, and later rounds carry no pair that feels the barrier closer than the edge; the
- * first round still lets a pair into the zone by one plane's room uncut, where the method
- * moved it (stopped at the floor, a collision only the bounds see would store the barrier's
- * energy at 1e-9 m, several times the kinetic energy it removes).
+ * first round lets a pair into the zone uncut, by one plane's room, only where the method saw
+ * it (within r at x_t, the step's pairs): a pair no solver or force met would bring the
+ * barrier's energy from nowhere (stopped at the floor, a collision only the bounds see would
+ * store the barrier's energy at 1e-9 m, several times the kinetic energy it removes).
  */
 #include <math.h>
 #include <string.h>
@@ -178,13 +179,17 @@ static int holds_in_parts(const ms_model *m, const ms_sc_pair *pr, const double 
  * one; a pair left within its room by the last pass stays so unless a scale of its vertices
  * was lowered since (w->lowered: when, as pass npair + pair), so a later pass looks at those
  * alone. kind: the round; at the step's end a pair that feels the barrier (not in the ring)
- * is cut to the room outside the contact zone, in a later round it has only that room.
+ * is cut to the room outside the contact zone, and has only that room where it is at least
+ * seen apart at x (the method saw no pair so far: r in the first round, 0 in a later one).
  * Returns how many scales it lowered: a pass that lowers none leaves every pair's signed sum
  * within its room (a pair once cut stays so) */
 static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const double *dx,
-                       const double *near, double *scale, int64_t pass, ms_sc_round kind) {
-  // the room the contact zone takes from a pair that feels the barrier
-  double zone = MS_SC_GAMMA * (1 - MS_SC_FLOOR) * m->sc_thickness;
+                       const double *near, double *scale, int64_t pass, ms_sc_round kind,
+                       double seen) {
+  // the room the contact zone takes from a pair that feels the barrier; the room of a pair
+  // as far apart as the method saw pairs
+  double floor = MS_SC_FLOOR * m->sc_thickness, zone = MS_SC_GAMMA * (m->sc_thickness - floor);
+  double sight = MS_SC_GAMMA * (seen - floor);
   int cuts = 0;
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
@@ -193,17 +198,19 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
     for (int k = 0; k < 4 && pass; k++)
       last = last > w->lowered[pr->v[k]] ? last : w->lowered[pr->v[k]];
     if (pass && last < (pass - 1) * w->npair + p) continue;
-    // c_A + c_B <= the largest relative move: within the room a lower bound on D leaves it
-    // holds (in a later round, the room of a pair that feels the barrier)
-    double gap = box_gap(pr, x), again = kind == MS_SC_AGAIN ? zone : 0.0;
+    // c_A + c_B <= the largest relative move: within the least room a lower bound on D
+    // leaves (as if the pair felt the barrier) it holds
+    double gap = box_gap(pr, x);
     if (near) gap = ms_max(gap, near_floor(pr, near));
-    if (relative_move(pr, dx, scale) <=
-        2 * (MS_SC_GAMMA * (gap - MS_SC_FLOOR * m->sc_thickness) - again))
-      continue;
-    int felt = kind != MS_SC_ITERATE && !ms_self_in_ring(m, pr);
-    double enter = felt ? again : 0.0, stop = felt ? zone : 0.0;
+    double slack = MS_SC_GAMMA * (gap - floor);
+    slack = gap >= seen ? slack - zone : ms_min(slack, sight - zone);
+    if (relative_move(pr, dx, scale) <= 2 * slack) continue;
+    // a pair that feels the barrier enters the zone uncut only where the method saw it
     double n[3], c[4], side[2] = {0, 0}, now[2] = {-INFINITY, -INFINITY},
-                       plane = pair_plane(m, pr, x, n), room = ms_max(plane - enter, 0.0);
+                       plane = pair_plane(m, pr, x, n);
+    int felt = kind != MS_SC_ITERATE && !ms_self_in_ring(m, pr);
+    double stop = felt ? zone : 0.0,
+           room = ms_max(plane - (felt && plane >= sight ? zone : 0.0), 0.0);
     int na = pr->kind == MS_PAIR_PT ? 1 : 2, fixed = 0;
     for (int k = 0; k < 4; k++) {
       c[k] = closing(pr, k, n, dx + 3 * pr->v[k]);
@@ -282,11 +289,13 @@ static int deviations(const ms_model *m, ms_self_ws *w, const double *x, const d
 /* w->scale: the fraction of its deviation each vertex keeps under w's pairs from x (where
  * the step's detection ran but in a later round) in a round of kind; the number of free
  * vertices cut */
-static int scales(const ms_model *m, ms_self_ws *w, const double *x, ms_sc_round kind) {
+static int scales(const ms_model *m, ms_self_ws *w, const double *x, ms_sc_round kind,
+                  double seen) {
   int cut = 0;
   const double *near = kind != MS_SC_AGAIN ? w->nearest : NULL;
   for (int i = 0; i < m->nv; i++) w->scale[i] = 1.0, w->lowered[i] = -1;
-  for (int64_t pass = 0; pair_scales(m, w, x, w->dev, near, w->scale, pass, kind); pass++) continue;
+  for (int64_t pass = 0; pair_scales(m, w, x, w->dev, near, w->scale, pass, kind, seen); pass++)
+    continue;
   for (int i = 0; i < m->nv; i++) cut += w->scale[i] < 1.0 && !m->fixed[i];
   return cut;
 }
@@ -311,15 +320,16 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
                               ms_sc_round kind, double u[3], int *cut) {
   ms_self_ws *w = d->sc;
   int inside = deviations(m, w, x, target, kind != MS_SC_AGAIN, u), planar = 0;
+  double seen = kind == MS_SC_AGAIN ? 0.0 : ms_self_radius(m);
   if (kind == MS_SC_ITERATE || (kind == MS_SC_FIRST && inside)) {
-    *cut = scales(m, w, x, kind);
+    *cut = scales(m, w, x, kind, INFINITY);
     return MS_OK;
   }
   ms_status st = MS_OK;
   if (kind == MS_SC_FIRST) {
     st = ms_self_planar_path(m, d, x, target, (1 - 2 * MS_SC_GAMMA) * ms_self_radius(m), &planar);
     if (st == MS_OK && planar && (st = ms_self_sweep(m, d, x, w->dev, 1, w->only, 1)) == MS_OK &&
-        !(*cut = scales(m, w, x, kind)))
+        !(*cut = scales(m, w, x, kind, seen)))
       return MS_OK;
   } else {
     flag_moving(m, w);
@@ -327,7 +337,7 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
   for (int moving = 1; moving >= 0 && st == MS_OK; moving--)
     if ((st = ms_self_sweep(m, d, x, w->dev, moving, kind == MS_SC_AGAIN ? w->only : NULL, 0)) ==
             MS_OK &&
-        !(*cut = scales(m, w, x, kind)))
+        !(*cut = scales(m, w, x, kind, seen)))
       break;
   return st;
 }

@@ -13,24 +13,24 @@
  * path: they never meet, not even between steps, while moving apart (or sideways) is free,
  * and so is moving together: one translation of both primitives leaves c_A + c_B as it was,
  * as for neighbours in a falling cloth.
- * Pairs farther than r apart need no plane while |dx_i - u| <= gamma (r - delta) for one common
- * translation u of all vertices; when some vertex moves farther, the pairs whose primitives'
- * boxes swept along the paths come within r take their planes too (no other pair comes
- * within r on the way; sweep.c sweeps patch by patch in frames moving with the mesh, and
- * again in the start's frame, which holds for paths cut short, when a vertex was cut), so a
- * cloth that swings or sags far in one step moves as the method moves it unless some pair
- * closes. A mesh that projects one to one onto a plane all along the paths (planar.c) keeps
- * the pairs away from the few vertices that certificate leaves loose at least
- * (1 - 2 gamma) r apart, as the translation does: only those are swept. Each vertex keeps the
- * largest fraction s_i of its displacement that meets all its pairs' conditions (each holds at s_i
- * = 0), a pair that must be cut sharing its room between its sides in proportion to their closings,
- * as Offset Geometric Contact's per-vertex bounds (Chen et al. 2025) do, here per pair direction so
- * that pairs at their floor can still separate; the floor delta (a tiny fraction of the thickness)
- * keeps rounding in x + dx from closing the last gap. One plane at the start must hold a pair's
- * closings over the whole path, so it cuts pairs that swing past each other or close far without
- * coming near; such a pair is let through when its paths, split into equal parts, are held by
- * the plane at each part's start (the same argument from there) and stay outside the thickness,
- * so that the single plane still limits how fast a pair enters the barrier.
+ * Pairs farther than r apart need no plane while |dx_i - u| <= gamma (r - dhat) for one common
+ * translation u of all vertices (they stay outside the thickness dhat, where the method never
+ * saw them); when some vertex moves farther, the pairs whose primitives' boxes swept along the
+ * paths come within r take their planes too (no other pair comes within r on the way; sweep.c
+ * sweeps patch by patch in frames moving with the mesh, and again in the start's frame, which
+ * holds for paths cut short, when a vertex was cut), so a cloth that swings or sags far in one
+ * step moves as the method moves it unless some pair closes. A mesh that projects one to one
+ * onto a plane all along the paths (planar.c) keeps the pairs away from the few vertices that
+ * certificate leaves loose outside the thickness, as the translation does: only those are
+ * swept. Each vertex keeps the largest fraction s_i of its displacement that meets all its pairs'
+ * conditions (each holds at s_i = 0), a pair that must be cut sharing its room between its sides in
+ * proportion to their closings, as Offset Geometric Contact's per-vertex bounds (Chen et al. 2025)
+ * do, here per pair direction so that pairs at their floor can still separate; the floor delta (a
+ * tiny fraction of the thickness) keeps rounding in x + dx from closing the last gap. One plane at
+ * the start must hold a pair's closings over the whole path, so it cuts pairs that swing past each
+ * other or close far without coming near; such a pair is let through when its paths, split into
+ * equal parts, are held by the plane at each part's start (the same argument from there) and stay
+ * outside the thickness, so that the single plane still limits how fast a pair enters the barrier.
  *
  * The solvers of g keep their iterates apart the same way over the energy pairs: a Newton or
  * L-BFGS step p is cut to the largest fraction all pairs allow before its line search, so the
@@ -266,10 +266,10 @@ static void translation(const ms_model *m, const double *x, const double *target
 
 /* the common translation u (0 unless translate) and each vertex's deviation w->dev from x
  * toward target; 1 when every deviation stays within reach of the radius (pairs farther than
- * r cannot then meet) */
+ * r then stay outside the thickness, where no barrier can gain energy a method never saw) */
 static int deviations(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
                       int translate, double u[3]) {
-  double room = MS_SC_GAMMA * (ms_self_radius(m) - MS_SC_FLOOR * m->sc_thickness), *dev = w->dev;
+  double room = MS_SC_GAMMA * (ms_self_radius(m) - m->sc_thickness), *dev = w->dev;
   int inside = 1;
   if (translate)
     translation(m, x, target, w->nearest, u);
@@ -311,7 +311,7 @@ static void flag_moving(const ms_model *m, ms_self_ws *w) {
 /* one round's cut from x toward target: the common translation u, each vertex's deviation
  * (w->dev) and the fraction of it the round's pairs allow (w->scale); *cut counts the free
  * vertices cut. A first round whose paths the planar certificate holds keeps the pairs
- * farther than r at x at least (1 - 2 gamma) r apart but those near the vertices it leaves
+ * farther than r at x outside the thickness but those near the vertices it leaves
  * loose: the step's pairs and a sweep of those bound it, unless they cut (a cut path leaves
  * the certified one). A sweep in frames moving with the mesh holds for whole paths: when its
  * pairs cut some, the paths are swept again in x's frame, which holds for paths cut short. A
@@ -327,7 +327,7 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
   }
   ms_status st = MS_OK;
   if (kind == MS_SC_FIRST) {
-    st = ms_self_planar_path(m, d, x, target, (1 - 2 * MS_SC_GAMMA) * ms_self_radius(m), &planar);
+    st = ms_self_planar_path(m, d, x, target, m->sc_thickness, &planar);
     if (st == MS_OK && planar && (st = ms_self_sweep(m, d, x, w->dev, 1, w->only, 1)) == MS_OK &&
         !(*cut = scales(m, w, x, kind, seen)))
       return MS_OK;

@@ -298,8 +298,9 @@ def large_fold_energies(method, steps=12):
     return start, energies
 
 
-@pytest.mark.parametrize("method", ["implicit_euler", "fms", "xpbd", "symplectic_euler"])
+@pytest.mark.parametrize("method", ["implicit_euler", "fms", "xpbd"])
 def test_a_landing_layer_stores_no_barrier_energy_the_method_never_saw(method):
+    # (the methods whose scene step is 1/60 s, so that the 12 steps reach the landing)
     # the top layer falls 16 mm a step onto the bottom one: at the landing step's start every
     # pair is beyond the detection radius (2 thicknesses), so no method felt the barrier. The
     # bounds must not let such a pair into the contact zone: its barrier energy would come from

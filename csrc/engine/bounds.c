@@ -79,6 +79,11 @@ static double plane_room(const ms_model *m, ms_pair_kind kind, const double q[12
   return MS_SC_GAMMA * (ms_pair_closest(kind, q, n, c) - MS_SC_FLOOR * m->sc_thickness);
 }
 
+/* the room gamma (dhat - delta) [m] of a pair at the contact zone's edge (D = dhat) */
+static double zone_room(const ms_model *m) {
+  return MS_SC_GAMMA * (m->sc_thickness - MS_SC_FLOOR * m->sc_thickness);
+}
+
 /* plane_room of pair pr at x */
 static double pair_plane(const ms_model *m, const ms_sc_pair *pr, const double *x, double n[3]) {
   double q[12];
@@ -144,7 +149,7 @@ static double relative_move(const ms_sc_pair *pr, const double *dx, const double
 static int holds_in_parts(const ms_model *m, const ms_sc_pair *pr, const double *x,
                           const double *dx, const double *scale, double room, const double n[3]) {
   int na = pr->kind == MS_PAIR_PT ? 1 : 2;
-  double q0[12], e[12], q[12], at[3], outside = MS_SC_GAMMA * (1 - MS_SC_FLOOR) * m->sc_thickness;
+  double q0[12], e[12], q[12], at[3], outside = zone_room(m);
   ms_self_gather(pr, x, q0);
   for (int k = 0; k < 4; k++) {
     double s = m->fixed[pr->v[k]] ? 1.0 : scale[pr->v[k]];
@@ -188,7 +193,7 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
                        double seen) {
   // the room the contact zone takes from a pair that feels the barrier; the room of a pair
   // as far apart as the method saw pairs
-  double floor = MS_SC_FLOOR * m->sc_thickness, zone = MS_SC_GAMMA * (m->sc_thickness - floor);
+  double floor = MS_SC_FLOOR * m->sc_thickness, zone = zone_room(m);
   double sight = MS_SC_GAMMA * (seen - floor);
   int cuts = 0;
   for (int p = 0; p < w->npair; p++) {
@@ -208,7 +213,8 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
     // a pair that feels the barrier enters the zone uncut only where the method saw it
     double n[3], c[4], side[2] = {0, 0}, now[2] = {-INFINITY, -INFINITY},
                        plane = pair_plane(m, pr, x, n);
-    int felt = kind != MS_SC_ITERATE && !ms_self_in_ring(m, pr);
+    // (a detected pair's ring flag is its topology; a swept pair's flag is 1 for every one)
+    int felt = kind != MS_SC_ITERATE && !(pr->ring && ms_self_in_ring(m, pr));
     double stop = felt ? zone : 0.0,
            room = ms_max(plane - (felt && plane >= sight ? zone : 0.0), 0.0);
     int na = pr->kind == MS_PAIR_PT ? 1 : 2, fixed = 0;

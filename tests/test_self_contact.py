@@ -6,6 +6,7 @@ the spatial hash's candidates) at every step, cross-checked by ipctk's `has_inte
 do cross, so the count can fail.
 """
 
+import functools
 import pickle
 
 import numpy as np
@@ -285,9 +286,11 @@ def test_a_passive_fold_never_gains_energy(method, solver, self_friction, reques
         assert sim.energy()["total"] <= start
 
 
+@functools.lru_cache(maxsize=None)
 def large_fold_energies(method, steps=12):
     """The start's total energy and each step's energy terms [J] of the benchmark's 40 x 40
-    folded cloth over its first steps at the scene's step, where the layers land (step 10)."""
+    folded cloth over its first steps at the scene's step, where the layers land (step 10);
+    run once per method for the two tests that read it."""
     scene = scenes.folded_cloth(n=40)
     sim, dt = scene.initial.copy(), scene.dt_for(method)
     start = sim.energy()["total"]

@@ -253,21 +253,23 @@ double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, 
   return cap;
 }
 
-/* the common translation: the mean displacement of the free vertices, shortened so that the
- * fixed vertices (displacement 0) stay within their bounds */
+/* the common translation: the displacement of the free vertices' centre of mass (a cut that
+ * moves a pair's sides toward it in proportion to their closings keeps the momentum), shortened
+ * so that the fixed vertices (displacement 0) stay within their bounds */
 static void translation(const ms_model *m, const double *x, const double *target,
                         const double *bound, double u[3]) {
   double floor = MS_SC_FLOOR * m->sc_thickness;
-  double cap = INFINITY;
-  int n = 0;
+  double cap = INFINITY, mass = 0;
   u[0] = u[1] = u[2] = 0;
   for (int i = 0; i < m->nv; i++) {
     if (m->fixed[i]) cap = fmin(cap, MS_SC_GAMMA * fmax(bound[i] - floor, 0.0));
-    for (int t = 0; t < 3 && !m->fixed[i]; t++) u[t] += target[3 * i + t] - x[3 * i + t];
-    n += !m->fixed[i];
+    for (int t = 0; t < 3 && !m->fixed[i]; t++)
+      u[t] += m->mass[i] * (target[3 * i + t] - x[3 * i + t]);
+    mass += m->fixed[i] ? 0.0 : m->mass[i];
   }
-  double len = n ? sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]) / n : 0.0;
-  for (int t = 0; t < 3; t++) u[t] = len > cap ? u[t] / n * cap / len : n ? u[t] / n : 0.0;
+  for (int t = 0; t < 3; t++) u[t] = mass > 0 ? u[t] / mass : 0.0;
+  double len = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+  for (int t = 0; t < 3 && len > cap; t++) u[t] *= cap / len;
 }
 
 /* the common translation u (0 unless translate) and each vertex's deviation w->dev from x

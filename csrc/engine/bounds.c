@@ -46,7 +46,12 @@
  * first round lets a pair into the zone uncut, by one plane's room, only where the method saw
  * it (within r at x_t, the step's pairs): a pair no solver or force met would bring the
  * barrier's energy from nowhere (stopped at the floor, a collision only the bounds see would
- * store the barrier's energy at 1e-9 m, several times the kinetic energy it removes).
+ * store the barrier's energy at 1e-9 m, several times the kinetic energy it removes). The
+ * cut moves a pair's sides toward the common translation: for a free mesh the motion of its
+ * centre of mass, as a perfectly inelastic collision brings two bodies to a common velocity
+ * (keeping their momentum); where a collider holds some of the mesh, the colliders' frame (no
+ * translation), so a cut only shortens each vertex's own displacement and never carries a
+ * layer resting on the ground into it.
  */
 #include <math.h>
 #include <string.h>
@@ -253,14 +258,28 @@ double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, 
   return cap;
 }
 
+/* 1 when a collider may hold some free vertex: it lies within the thickness of one at x or at
+ * target (XPBD leaves a vertex it stopped on the surface) */
+static int supported(const ms_model *m, const double *x, const double *target) {
+  double margin = m->sc_thickness;
+  for (int i = 0; i < m->nv; i++)
+    if (!m->fixed[i] &&
+        (ms_contact_within(m, x + 3 * i, margin) || ms_contact_within(m, target + 3 * i, margin)))
+      return 1;
+  return 0;
+}
+
 /* the common translation: the displacement of the free vertices' centre of mass (a cut that
  * moves a pair's sides toward it in proportion to their closings keeps the momentum), shortened
- * so that the fixed vertices (displacement 0) stay within their bounds */
+ * so that the fixed vertices (displacement 0) stay within their bounds; 0 where a collider
+ * holds the mesh, whose frame is then the colliders' (a cut toward the mean motion would carry
+ * a vertex that rests on one into it, and the penalty would hand the bounds' work back) */
 static void translation(const ms_model *m, const double *x, const double *target,
                         const double *bound, double u[3]) {
   double floor = MS_SC_FLOOR * m->sc_thickness;
   double cap = INFINITY, mass = 0;
   u[0] = u[1] = u[2] = 0;
+  if (supported(m, x, target)) return;
   for (int i = 0; i < m->nv; i++) {
     if (m->fixed[i]) cap = fmin(cap, MS_SC_GAMMA * fmax(bound[i] - floor, 0.0));
     for (int t = 0; t < 3 && !m->fixed[i]; t++)

@@ -44,6 +44,14 @@ double ms_contact_point(const ms_model *m, const double *p, double *f) {
   return e;
 }
 
+/* 1 when point p lies within margin [m] of some collider's contact surface, or inside one */
+int ms_contact_within(const ms_model *m, const double *p, double margin) {
+  double n[3];
+  for (int k = 0; k < ncollider(m); k++)
+    if (penetration(m, k, p, n) > -margin) return 1;
+  return 0;
+}
+
 /* the penalty energy of all free vertices at x [J] (ms_contact_point); where f is given, also
  * their contact forces added to f */
 double ms_contact_forces(const ms_model *m, const double *x, double *f) {

@@ -7,6 +7,7 @@
 /* contact.c: planes and spheres (penalty energy and its derivatives, projection) */
 double ms_contact_point(const ms_model *m, const double *p, double *f);
 double ms_contact_forces(const ms_model *m, const double *x, double *f);
+int ms_contact_within(const ms_model *m, const double *p, double margin);
 double ms_contact_normal(const ms_model *m, const double *p, double n[3]);
 int ms_contact_hessian(const ms_model *m, const double *x, int i, double *blk);
 void ms_contact_curvature(const ms_model *m, const double *x, int i, double *blk);

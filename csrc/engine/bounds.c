@@ -34,24 +34,25 @@
  *
  * The solvers of g keep their iterates apart the same way over the energy pairs: a Newton or
  * L-BFGS step p is cut to the largest fraction all pairs allow before its line search, so the
- * line search sees the barrier rise instead of stepping over it; FMS and VBD iterates are cut
- * per vertex. After a method's step, the displacement from x_t to its result is limited over
- * all pairs within r (ring pairs too) detected at x_t, or swept; where a vertex was limited,
- * the pairs are swept again from the new positions and the rest of the way is limited again,
- * up to MS_SC_ROUNDS rounds. A limited vertex ends where the bounds let it and moves on with
- * v = (x - x_t)/h, as a collision response that removes the approach speed. That response must
- * do no work: a pair the step's end cuts is stopped at the contact zone's edge (D >= dhat,
- * the room gamma (D - dhat)) where it feels no barrier, or where it is if already within the
- * zone, and later rounds carry no pair that feels the barrier closer than the edge; the
- * first round lets a pair into the zone uncut, by one plane's room, only where the method saw
- * it (within r at x_t, the step's pairs): a pair no solver or force met would bring the
- * barrier's energy from nowhere (stopped at the floor, a collision only the bounds see would
- * store the barrier's energy at 1e-9 m, several times the kinetic energy it removes). The
- * cut moves a pair's sides toward the common translation: for a free mesh the motion of its
- * centre of mass, as a perfectly inelastic collision brings two bodies to a common velocity
- * (keeping their momentum); where a collider holds some of the mesh, the colliders' frame (no
- * translation), so a cut only shortens each vertex's own displacement and never carries a
- * layer resting on the ground into it.
+ * line search sees the barrier rise instead of stepping over it, and every solver's start is
+ * shrunk toward x_t as a whole the same way (cut per vertex, it would stretch the springs
+ * between cut and uncut vertices, a strain one Newton iteration carries into the step); FMS
+ * and VBD iterates are cut per vertex. After a method's step, the displacement from x_t to its
+ * result is limited over all pairs within r (ring pairs too) detected at x_t, or swept; where a
+ * vertex was limited, the pairs are swept again from the new positions and the rest of the way is
+ * limited again, up to MS_SC_ROUNDS rounds. A limited vertex ends where the bounds let it and moves
+ * on with v = (x - x_t)/h, as a collision response that removes the approach speed. That response
+ * must do no work: a pair the step's end cuts is stopped at the contact zone's edge (D >= dhat, the
+ * room gamma (D - dhat)) where it feels no barrier, or where it is if already within the zone, and
+ * later rounds carry no pair that feels the barrier closer than the edge; the first round lets a
+ * pair into the zone uncut, by one plane's room, only where the method saw it (within r at x_t, the
+ * step's pairs): a pair no solver or force met would bring the barrier's energy from nowhere
+ * (stopped at the floor, a collision only the bounds see would store the barrier's energy at 1e-9
+ * m, several times the kinetic energy it removes). The cut moves a pair's sides toward the common
+ * translation: for a free mesh the motion of its centre of mass, as a perfectly inelastic collision
+ * brings two bodies to a common velocity (keeping their momentum); where a collider holds some of
+ * the mesh, the colliders' frame (no translation), so a cut only shortens each vertex's own
+ * displacement and never carries a layer resting on the ground into it.
  */
 #include <math.h>
 #include <string.h>
@@ -401,6 +402,18 @@ void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p)
   if (halvings > MS_SC_HALVINGS) alpha = 0.0;
   for (int k = 0; k < 3 * m->nv && alpha < 1.0; k++) p[k] *= alpha;
   d->sc->t_bounds += ms_clock() - t0;
+}
+
+void ms_self_shrink(const ms_model *m, ms_data *d, double *x1) {
+  if (!ms_self_active(m, d)) return;
+  double u[3], t0 = ms_clock();
+  int cut = end_cut(m, d, x1, NULL, 0.0, u);
+  d->sc->t_bounds += ms_clock() - t0;
+  if (!cut) return;
+  // x1 = x_t + p, with p capped as a solver's step from x_t (x1 is left bit for bit when whole)
+  for (int k = 0; k < 3 * m->nv; k++) x1[k] -= d->x[k];
+  ms_self_cap_step(m, d, d->x, x1);
+  for (int k = 0; k < 3 * m->nv; k++) x1[k] += d->x[k];
 }
 
 void ms_self_confine(const ms_model *m, ms_data *d, double *x1) {

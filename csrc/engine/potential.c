@@ -125,7 +125,7 @@ ms_scheme ms_scheme_begin(const ms_model *m, ms_data *d, ms_method method, doubl
 
   // the iterates start within self-contact's bounds (the midpoint z moves the end twice as far)
   if (ms_self_active(m, d)) d->sc->reach = method == MS_IMPLICIT_MIDPOINT ? 2.0 : 1.0;
-  ms_self_confine(m, d, d->xn);
+  ms_self_shrink(m, d, d->xn);
   return sc;
 }
 

@@ -105,9 +105,11 @@ void ms_self_friction_impulse(const ms_model *m, ms_data *d, double h);
 /* bounds.c: the step's positions d->xn limited so that no primitive pair meets on the way
  * from x_t (Offset Geometric Contact's displacement bounds, Chen et al. 2025). The solvers keep
  * the step's end their iterates give (x_t + reach (x - x_t)) within the same bounds of x_t, so
- * that it needs no cut: a step p from x halved until x + p does (Newton, L-BFGS), an iterate
- * x1 cut per vertex (FMS, and every solver's start); VBD takes the fraction of vertex i's step dx
- * from x that keeps its energy pairs apart */
+ * that it needs no cut: a step p from x halved until x + p does (Newton, L-BFGS, and every
+ * solver's start, shrunk toward x_t as a whole: cut per vertex, a start strains the springs
+ * between cut and uncut vertices, and one Newton iteration carries that strain into the step),
+ * an iterate x1 cut per vertex (FMS); VBD takes the fraction of vertex i's step dx from x that
+ * keeps its energy pairs apart */
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info);
 /* FMS's safeguard under self-contact, whose barrier its matrix carries by a bound on its
  * curvature at x_t that a closing gap can outgrow: the iterate x before an iteration is kept
@@ -117,6 +119,7 @@ void ms_self_keep(const ms_model *m, ms_data *d, const double *x, double hs, int
 int ms_self_rises(const ms_model *m, ms_data *d, double hs);
 void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p);
 void ms_self_confine(const ms_model *m, ms_data *d, double *x1);
+void ms_self_shrink(const ms_model *m, ms_data *d, double *x1);
 double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, int i,
                           const double dx[3]);
 

@@ -509,7 +509,8 @@ def test_a_collision_the_bounds_stop_never_drives_a_resting_layer_into_the_groun
     start, lying = sim.energy()["total"], sim.positions[:3].copy()
     info = sim.step(0.01, method)
     assert info.self_contact["limited"] > 0 and sim.self_intersections() == 0
-    assert sim.positions[:3, 2].min() >= 0.0
+    # (to rounding: FMS's solve moves it by 1e-16 m)
+    np.testing.assert_allclose(sim.positions[:3], lying, rtol=0, atol=1e-12)
     assert sim.energy()["total"] <= start
 
 

@@ -382,45 +382,47 @@ static void apply(const ms_model *m, const ms_self_ws *w, const double *x, const
 }
 
 /* w->target = the step's end x_t + reach (x + alpha p - x_t) that the iterate x + alpha p
- * gives (p may be NULL); returns how many vertices the pairs of x_t cut there (pairs farther
- * apart are left to the step's end) */
+ * gives, or x_t + reach alpha (x - x_t) when p is NULL (x's own step from x_t, scaled); returns
+ * how many vertices the pairs of x_t cut there (pairs farther apart are left to the step's end) */
 static int end_cut(const ms_model *m, ms_data *d, const double *x, const double *p, double alpha,
                    double u[3]) {
   ms_self_ws *w = d->sc;
   int cut;
   for (int k = 0; k < 3 * m->nv; k++)
-    w->target[k] = d->x[k] + w->reach * (x[k] + (p ? alpha * p[k] : 0.0) - d->x[k]);
+    w->target[k] =
+        d->x[k] + w->reach * (p ? x[k] + alpha * p[k] - d->x[k] : alpha * (x[k] - d->x[k]));
   round_scales(m, d, d->x, w->target, MS_SC_ITERATE, u, &cut); /* finds no pairs: cannot fail */
   return cut;
 }
 
-void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p) {
-  if (!ms_self_active(m, d)) return;
-  double u[3], alpha = 1.0, t0 = ms_clock();
+/* the largest alpha in 1, 1/2, 1/4, ... whose end_cut(x, p, alpha) cuts nothing, 0 if none */
+static double uncut_fraction(const ms_model *m, ms_data *d, const double *x, const double *p) {
+  double u[3], alpha = 1.0;
   int halvings = 0;
   while (end_cut(m, d, x, p, alpha, u) && halvings++ < MS_SC_HALVINGS) alpha *= 0.5;
-  if (halvings > MS_SC_HALVINGS) alpha = 0.0;
+  return halvings > MS_SC_HALVINGS ? 0.0 : alpha;
+}
+
+void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p) {
+  if (!ms_self_active(m, d)) return;
+  double t0 = ms_clock(), alpha = uncut_fraction(m, d, x, p);
   for (int k = 0; k < 3 * m->nv && alpha < 1.0; k++) p[k] *= alpha;
   d->sc->t_bounds += ms_clock() - t0;
 }
 
 void ms_self_shrink(const ms_model *m, ms_data *d, double *x1) {
   if (!ms_self_active(m, d)) return;
-  double u[3], t0 = ms_clock();
-  int cut = end_cut(m, d, x1, NULL, 0.0, u);
+  // x1's step from x_t, capped as a solver's step is (x1 is left bit for bit when whole)
+  double t0 = ms_clock(), alpha = uncut_fraction(m, d, x1, NULL);
+  for (int k = 0; k < 3 * m->nv && alpha < 1.0; k++) x1[k] = d->x[k] + alpha * (x1[k] - d->x[k]);
   d->sc->t_bounds += ms_clock() - t0;
-  if (!cut) return;
-  // x1 = x_t + p, with p capped as a solver's step from x_t (x1 is left bit for bit when whole)
-  for (int k = 0; k < 3 * m->nv; k++) x1[k] -= d->x[k];
-  ms_self_cap_step(m, d, d->x, x1);
-  for (int k = 0; k < 3 * m->nv; k++) x1[k] += d->x[k];
 }
 
 void ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
   if (!ms_self_active(m, d)) return;
   ms_self_ws *w = d->sc;
   double u[3], t0 = ms_clock();
-  if (end_cut(m, d, x1, NULL, 0.0, u)) {
+  if (end_cut(m, d, x1, NULL, 1.0, u)) {
     apply(m, w, d->x, w->target, u, w->target);
     for (int i = 0; i < m->nv; i++)
       for (int t = 0; t < 3 && !m->fixed[i]; t++)

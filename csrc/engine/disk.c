@@ -1,4 +1,4 @@
-/* disk.c: whether a triangle mesh is one topological disk, and its boundary
+/* disk.c: whether a triangle mesh is one topological disk, and its triangles' neighbours
  *
  * A surface is a disk when it is connected, orientable, a manifold with boundary and of Euler
  * characteristic V - E + F = 2 - 2g - b = 1 with one boundary loop; all of that is read from
@@ -48,27 +48,24 @@ static int corner_vertex(const ms_model *m, int f, int k) {
 }
 
 /* 1 when the sorted halves make m a disk: corners joined across each inner edge into fans
- * (corner[] a union-find over the 3 nf corners), faces across it into pieces (piece[]), and
- * the boundary edges, in their triangles' direction, into bedge (nb of them) */
-static int is_disk(const ms_model *m, const half *h, int *corner, int *piece, int *vfan, int *bedge,
-                   int *nb) {
+ * (corner[] a union-find over the 3 nf corners), faces across it into pieces (piece[]) and
+ * neighbours (twin[3 f + k]: the face across f's edge from corner k, -1 on the boundary) */
+static int is_disk(const ms_model *m, const half *h, int *corner, int *piece, int *vfan,
+                   int *twin) {
   int n = 3 * m->nf;
-  *nb = 0;
-  for (int c = 0; c < n; c++) corner[c] = c;
+  for (int c = 0; c < n; c++) corner[c] = c, twin[c] = -1;
   for (int f = 0; f < m->nf; f++) piece[f] = f;
   for (int i = 0; i < n;) {
     int j = i + 1;
     while (j < n && !compare_half(h + i, h + j)) j++;
     const half *p = h + i, *q = h + i + 1;
-    if (j - i == 1) {
-      bedge[2 * *nb] = corner_vertex(m, p->f, p->k);
-      bedge[2 * *nb + 1] = corner_vertex(m, p->f, p->k + 1), ++*nb;
-    } else if (j - i == 2 && corner_vertex(m, p->f, p->k) == corner_vertex(m, q->f, q->k + 1)) {
+    if (j - i == 2 && corner_vertex(m, p->f, p->k) == corner_vertex(m, q->f, q->k + 1)) {
       // p runs a -> b, q b -> a: the corners at a, and those at b, share the edge
       unite(corner, 3 * p->f + p->k, 3 * q->f + (q->k + 1) % 3);
       unite(corner, 3 * p->f + (p->k + 1) % 3, 3 * q->f + q->k);
       unite(piece, p->f, q->f);
-    } else {
+      twin[3 * p->f + p->k] = q->f, twin[3 * q->f + q->k] = p->f;
+    } else if (j - i != 1) {
       return 0; /* three triangles on an edge, or two running the same way */
     }
     i = j;
@@ -88,22 +85,23 @@ static int is_disk(const ms_model *m, const half *h, int *corner, int *piece, in
 ms_status ms_model_disk(ms_model *m) {
   size_t n = 3 * (size_t)m->nf;
   // V - E + F = 1 (E counted by ms_model_faces) first: a vertex in no triangle breaks it too
-  int disk = m->nf > 0 && (long long)m->nv - m->ne + m->nf == 1, nb = 0;
+  int disk = m->nf > 0 && (long long)m->nv - m->ne + m->nf == 1;
   half *h = disk ? ms_alloc(n, sizeof(half)) : NULL;
   int *corner = disk ? ms_alloc(n, sizeof(int)) : NULL;
   int *piece = disk ? ms_alloc(m->nf, sizeof(int)) : NULL;
   int *vfan = disk ? ms_alloc(m->nv, sizeof(int)) : NULL;
-  int *bedge = disk ? ms_alloc(2 * n, sizeof(int)) : NULL;
-  if (disk && (!h || !corner || !piece || !vfan || !bedge)) {
-    free(h), free(corner), free(piece), free(vfan), free(bedge);
+  int *twin = disk ? ms_alloc(n, sizeof(int)) : NULL;
+  if (disk && (!h || !corner || !piece || !vfan || !twin)) {
+    free(h), free(corner), free(piece), free(vfan), free(twin);
     return MS_ENOMEM;
   }
   if (disk) {
     halves(m, h);
-    disk = is_disk(m, h, corner, piece, vfan, bedge, &nb);
+    disk = is_disk(m, h, corner, piece, vfan, twin);
     for (int v = 0; v < m->nv && disk; v++) disk = vfan[v] >= 0;
   }
-  free(h), free(corner), free(piece), free(vfan), free(m->bedge);
-  m->disk = disk, m->nb = disk ? nb : 0, m->bedge = disk ? bedge : (free(bedge), NULL);
+  free(h), free(corner), free(piece), free(vfan), free(m->ftwin);
+  if (!disk) free(twin), twin = NULL;
+  m->disk = disk, m->ftwin = twin;
   return MS_OK;
 }

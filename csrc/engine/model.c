@@ -44,7 +44,7 @@ void ms_model_free(ms_model *m) {
   free(m->fedge);
   free(m->ring_start);
   free(m->ring);
-  free(m->bedge);
+  free(m->ftwin);
   memset(m, 0, sizeof(*m));
 }
 

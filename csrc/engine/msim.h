@@ -93,8 +93,8 @@ typedef struct {
   int *ring_start;      /* (nv+1) vertex v's ring is ring[ring_start[v] .. ring_start[v+1]) */
   int *ring;            /* sorted vertices within sc_ring triangle edges of each vertex */
   int disk;             /* 1: the triangles form one topological disk holding every vertex */
-  int nb;               /* its boundary edges (0 when no disk) */
-  int *bedge;           /* (nb,2) their vertex indices, in their triangle's direction */
+  int *ftwin;           /* (nf,3) disk only: the triangle across each triangle's edge from its
+                           corner k to corner k + 1, -1 on the boundary */
   int self_contact;     /* 1: triangles keep sc_thickness apart and never cross */
   double sc_thickness;  /* the distance self-contact keeps [m] */
   double sc_stiffness;  /* self-contact energy's stiffness [N/m] */

@@ -25,9 +25,21 @@
  * cross to come back. A point-triangle pair is so bounded through its point; an edge-edge pair
  * through an endpoint, as two disjoint segments are closest at an endpoint of one. So every
  * pair closer than r has a tight vertex, sigma_v < r, and the broad phase need only look at
- * the boxes of primitives that hold one. The test refuses a triangle within MS_PLANAR_COS of
- * edge-on, a boundary that comes within the rounding margin eps of itself, and meshes that are
- * not disks (several pieces, closed surfaces); detection then hashes every box.
+ * the boxes of primitives that hold one.
+ *
+ * Where a few triangles face away from a (a crumpled corner, a fold), the argument holds on the
+ * rest. The kept triangles G are those more than MS_PLANAR_COS from edge-on, less, round after
+ * round until none goes: those outside G's largest piece (joined across edges), those at a
+ * vertex where G makes more than one fan, and those on an edge of G's projected boundary that
+ * comes within the rounding margin eps of another. G is then a surface whose projection covers
+ * each point as many times as the image of its boundary (the outer loop and the loops around
+ * the dropped parts) winds around it; that image being simple, the count steps up by one
+ * across each loop from its right to its left and is highest just inside one of them, so a
+ * winding number of 1 at a point just inside each loop makes P one to one on G. The corners of
+ * the dropped triangles are tight (sigma_v = 0), so every pair that is not within G has a
+ * tight vertex, and within G the bound above holds with beta_v measured to every loop. The
+ * test refuses when it would drop more than MS_PLANAR_DROP of the triangles, and meshes that
+ * are not disks (several pieces, closed surfaces); detection then hashes every box.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -44,6 +56,12 @@
 #define MS_PLANAR_SLICES 64
 /* positions or moves beyond this are refused (their squares stay finite) */
 #define MS_PLANAR_BIG 1e100
+/* the most triangles the certificate drops, as a share of all */
+#define MS_PLANAR_DROP 0.25
+/* the most rounds of dropping triangles */
+#define MS_PLANAR_ROUNDS 16
+/* the most boundary loops whose winding is checked */
+#define MS_PLANAR_LOOPS 64
 
 /* ---------------------------------------------------------------- the certificate */
 
@@ -54,6 +72,12 @@ struct ms_planar {
   ms_buf sigma;    /* (nv) double: the bound sigma_v [m] */
   ms_buf lo, hi;   /* (3 n) double: boxes of a subset of primitives */
   ms_buf blo, bhi; /* (3 nb) double: the boundary's edge boxes in the plane */
+  ms_buf good;     /* (nf) unsigned char: the triangles kept (1) */
+  ms_buf bnd;      /* (2 nb) int: the kept triangles' boundary edges, in their direction */
+  ms_buf bface;    /* (nb) int: and the triangle of each */
+  ms_buf vout;     /* (nv) int: per vertex, the boundary edge leaving it (or how many leave) */
+  ms_buf piece;    /* (nf) int: the piece of kept triangles each one is in */
+  int nb;          /* the kept triangles' boundary edges */
   ms_buf list;     /* (n) int: the tight vertices, or the primitives that hold one */
   ms_buf alo, ahi; /* (3 n) double: the boxes of a search's many that may meet its few */
   ms_buf amap;     /* (n) int: their indices among the many */
@@ -65,8 +89,9 @@ void ms_planar_free(void *ws) {
   ms_planar *w = ws;
   if (!w) return;
   ms_hash_free(w->hash);
-  ms_buf *b[] = {&w->uv,  &w->duv, &w->sigma, &w->lo, &w->hi,     &w->blo, &w->bhi,   &w->list,
-                 &w->alo, &w->ahi, &w->amap,  w->hit, w->hit + 1, w->out,  w->out + 1};
+  ms_buf *b[] = {&w->uv,   &w->duv,  &w->sigma, &w->lo,     &w->hi,    &w->blo,   &w->bhi,
+                 &w->good, &w->bnd,  &w->bface, &w->vout,   &w->piece, &w->list,  &w->alo,
+                 &w->ahi,  &w->amap, w->hit,    w->hit + 1, w->out,    w->out + 1};
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
   free(w);
 }
@@ -89,9 +114,9 @@ static void normal(const ms_model *m, const double *x, int f, double n[3]) {
   cross(e, g, n);
 }
 
-/* the unit axis a along the sum of the area normals, and 1 when every normal is within
- * MS_PLANAR_COS of edge-on to it */
-static int axis(const ms_model *m, const double *x, double a[3]) {
+/* the unit axis a along the sum of the area normals, and good[f] = 1 for the triangles whose
+ * normal is more than MS_PLANAR_COS from edge-on to it; 0 when there is no axis */
+static int axis(const ms_model *m, const double *x, double a[3], unsigned char *good) {
   double n[3], len;
   a[0] = a[1] = a[2] = 0;
   for (int f = 0; f < m->nf; f++) normal(m, x, f, n), a[0] += n[0], a[1] += n[1], a[2] += n[2];
@@ -100,9 +125,66 @@ static int axis(const ms_model *m, const double *x, double a[3]) {
   for (int t = 0; t < 3; t++) a[t] /= len;
   for (int f = 0; f < m->nf; f++) {
     normal(m, x, f, n);
-    if (!(dot(n, a) > MS_PLANAR_COS * sqrt(dot(n, n)))) return 0;
+    good[f] = dot(n, a) > MS_PLANAR_COS * sqrt(dot(n, n));
   }
   return 1;
+}
+
+/* good[f] = 0 for the kept triangles outside the largest piece that kept triangles joined
+ * across their edges make (a flap folded back over the rest is a piece of its own); how many */
+static int largest_piece(ms_planar *w, const ms_model *m, unsigned char *good) {
+  int *piece = w->piece.p, *stack = w->bface.p, best = -1, most = 0, dropped = 0;
+  for (int f = 0; f < m->nf; f++) piece[f] = -1;
+  for (int f0 = 0; f0 < m->nf; f0++) {
+    if (!good[f0] || piece[f0] >= 0) continue;
+    int top = 0, size = 0;
+    stack[top++] = f0, piece[f0] = f0;
+    while (top) {
+      int f = stack[--top];
+      size++;
+      for (int k = 0; k < 3; k++) {
+        int t = m->ftwin[3 * f + k];
+        if (t >= 0 && good[t] && piece[t] < 0) piece[t] = f0, stack[top++] = t;
+      }
+    }
+    if (size > most) best = f0, most = size;
+  }
+  for (int f = 0; f < m->nf; f++)
+    if (good[f] && piece[f] != best) good[f] = 0, dropped++;
+  return dropped;
+}
+
+/* w->bnd, w->nb: the boundary of the triangles with good[f] = 1 (m a disk), each edge in its
+ * triangle's direction (w->bface: that triangle), after dropping (good 0) the kept triangles
+ * outside their largest piece and those at each vertex that leaves more than one boundary
+ * edge (its kept triangles make several fans), round after round until none is dropped; 0
+ * when that takes more than MS_PLANAR_ROUNDS rounds or drops more than MS_PLANAR_DROP of the
+ * triangles */
+static int kept(ms_planar *w, const ms_model *m, unsigned char *good) {
+  int dropped = 0, *bnd = w->bnd.p, *bface = w->bface.p, *out = w->vout.p;
+  for (int f = 0; f < m->nf; f++) dropped += !good[f];
+  for (int round = 0;; round++) {
+    if (dropped) dropped += largest_piece(w, m, good);
+    if (round == MS_PLANAR_ROUNDS || dropped > MS_PLANAR_DROP * m->nf) return 0;
+    // the kept triangles' edges whose neighbour is dropped or absent, counted at their start
+    int nb = 0, pinched = 0;
+    memset(out, 0, sizeof(int) * m->nv);
+    for (int f = 0; f < m->nf; f++)
+      for (int k = 0; k < 3 && good[f]; k++) {
+        int t = m->ftwin[3 * f + k];
+        if (t >= 0 && good[t]) continue;
+        bnd[2 * nb] = m->face[3 * f + k], bnd[2 * nb + 1] = m->face[3 * f + (k + 1) % 3];
+        bface[nb++] = f, out[m->face[3 * f + k]]++;
+      }
+    w->nb = nb;
+    // the triangles at a vertex with two fans dropped
+    for (int f = 0; f < m->nf; f++) {
+      const int *c = m->face + 3 * f;
+      if (good[f] && (out[c[0]] > 1 || out[c[1]] > 1 || out[c[2]] > 1))
+        good[f] = 0, dropped++, pinched = 1;
+    }
+    if (!pinched) return 1;
+  }
 }
 
 /* uv: x projected onto the plane normal to a, in an orthonormal basis of it (uv may be x) */
@@ -151,43 +233,96 @@ static void link_distances(const ms_model *m, const double *uv, double *sigma) {
     }
 }
 
-/* sigma_v lowered to beta_v on the boundary (capped at cap: only those below it matter);
- * 0 when the projected boundary is not a simple curve by a margin eps (it comes within eps
- * of itself, or two of its edges cross) */
+/* good[f] = 0; 1 when it was kept */
+static int drop(unsigned char *good, int f) {
+  int was = good[f];
+  good[f] = 0;
+  return was;
+}
+
+/* sigma_v lowered to beta_v on the kept triangles' boundary (capped at cap: only those below
+ * it matter); where the projected boundary is not simple by a margin eps (a vertex comes within
+ * eps of an edge, or two edges cross), the triangles of those edges dropped (good 0, *drops
+ * of them) */
 static ms_status boundary(ms_planar *w, const ms_model *m, double cap, double eps, double cell,
-                          int threads, int *simple) {
+                          int threads, unsigned char *good, int *drops) {
   const double *uv = w->uv.p;
   double *sigma = w->sigma.p, *plo = w->lo.p, *phi = w->hi.p, *blo = w->blo.p, *bhi = w->bhi.p;
-  const int *hit;
-  int nhit, nb = m->nb;
-  *simple = 1;
+  const int *hit, *bedge = w->bnd.p;
+  const int *bface = w->bface.p;
+  int nhit, nb = w->nb;
+  *drops = 0;
   // each boundary vertex (the start of one boundary edge) against the boundary edges
   for (int e = 0; e < nb; e++)
     for (int t = 0; t < 3; t++) {
-      double c = uv[3 * m->bedge[2 * e] + t], r = t < 2 ? cap : 0.0;
+      double c = uv[3 * bedge[2 * e] + t], r = t < 2 ? cap : 0.0;
       plo[3 * e + t] = c - r, phi[3 * e + t] = c + r;
     }
-  ms_hash_boxes(uv, m->bedge, nb, 2, 0.0, blo, bhi);
+  ms_hash_boxes(uv, bedge, nb, 2, 0.0, blo, bhi);
   ms_status st =
       ms_hash_overlaps(&w->hash, plo, phi, nb, blo, bhi, nb, 0, cell, threads, &hit, &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
-    int v = m->bedge[2 * hit[2 * k]];
-    const int *e = m->bedge + 2 * hit[2 * k + 1];
+    int v = bedge[2 * hit[2 * k]];
+    const int *e = bedge + 2 * hit[2 * k + 1];
     if (v == e[0] || v == e[1]) continue;
     double d = segment_distance(uv + 3 * v, uv + 3 * e[0], uv + 3 * e[1]);
-    if (d <= eps) *simple = 0;
+    if (d <= eps) *drops += drop(good, bface[hit[2 * k]]) + drop(good, bface[hit[2 * k + 1]]);
     if (d < sigma[v]) sigma[v] = d;
   }
-  if (st != MS_OK || !*simple) return st;
+  if (st != MS_OK) return st;
   // two edges that share no vertex cross where each one's ends lie on both sides of the other
   st = ms_hash_overlaps(&w->hash, blo, bhi, nb, blo, bhi, nb, 1, cell, threads, &hit, &nhit);
-  for (int k = 0; st == MS_OK && k < nhit && *simple; k++) {
-    const int *e = m->bedge + 2 * hit[2 * k], *g = m->bedge + 2 * hit[2 * k + 1];
+  for (int k = 0; st == MS_OK && k < nhit; k++) {
+    const int *e = bedge + 2 * hit[2 * k], *g = bedge + 2 * hit[2 * k + 1];
     if (e[0] == g[0] || e[0] == g[1] || e[1] == g[0] || e[1] == g[1]) continue;
     const double *a = uv + 3 * e[0], *b = uv + 3 * e[1], *c = uv + 3 * g[0], *d = uv + 3 * g[1];
-    *simple = !(orient(a, b, c) * orient(a, b, d) < 0 && orient(c, d, a) * orient(c, d, b) < 0);
+    if (orient(a, b, c) * orient(a, b, d) < 0 && orient(c, d, a) * orient(c, d, b) < 0)
+      *drops += drop(good, bface[hit[2 * k]]) + drop(good, bface[hit[2 * k + 1]]);
   }
   return st;
+}
+
+/* the distance in the plane between the segments ab and cd (0 where they touch or cross) */
+static double segments_distance(const double *a, const double *b, const double *c,
+                                const double *d) {
+  if (orient(a, b, c) * orient(a, b, d) <= 0 && orient(c, d, a) * orient(c, d, b) <= 0) return 0;
+  return ms_min(ms_min(segment_distance(a, c, d), segment_distance(b, c, d)),
+                ms_min(segment_distance(c, a, b), segment_distance(d, a, b)));
+}
+
+/* 1 when the kept triangles' boundary (simple by eps) winds once around a point q just inside
+ * each of its loops: the centroid of the triangle of the loop's first edge e, joined to e's
+ * midpoint by a segment that no boundary edge comes within eps of (so that q sees the count of
+ * the whole strip inside the loop); 0 also past MS_PLANAR_LOOPS loops */
+static int covers_once(ms_planar *w, const ms_model *m, double eps) {
+  const double *uv = w->uv.p;
+  const int *bedge = w->bnd.p, *bface = w->bface.p;
+  int *next = w->vout.p, loops = 0, nb = w->nb;
+  // each boundary vertex's leaving edge (one: kept() left no vertex with two); -2: walked
+  for (int e = 0; e < nb; e++) next[bedge[2 * e]] = e;
+  for (int e0 = 0; e0 < nb; e0++) {
+    if (next[bedge[2 * e0]] == -2) continue;
+    if (++loops > MS_PLANAR_LOOPS) return 0;
+    for (int v = bedge[2 * e0], e; next[v] >= 0; v = bedge[2 * e + 1]) e = next[v], next[v] = -2;
+    // q and the segment from e0's midpoint to it
+    const int *c = m->face + 3 * bface[e0];
+    double q[2], mid[2];
+    for (int t = 0; t < 2; t++) {
+      q[t] = (uv[3 * c[0] + t] + uv[3 * c[1] + t] + uv[3 * c[2] + t]) / 3;
+      mid[t] = 0.5 * (uv[3 * bedge[2 * e0] + t] + uv[3 * bedge[2 * e0 + 1] + t]);
+    }
+    // the winding number about q (Sunday's crossing rule), every edge kept off the segment
+    int winding = 0;
+    for (int e = 0; e < nb; e++) {
+      const double *a = uv + 3 * bedge[2 * e], *b = uv + 3 * bedge[2 * e + 1];
+      double gap = e == e0 ? segment_distance(q, a, b) : segments_distance(mid, q, a, b);
+      if (!(gap > eps)) return 0;
+      if (a[1] <= q[1] && b[1] > q[1] && orient(a, b, q) > 0) winding++;
+      if (b[1] <= q[1] && a[1] > q[1] && orient(a, b, q) < 0) winding--;
+    }
+    if (winding != 1) return 0;
+  }
+  return 1;
 }
 
 /* the rounding margin eps of distances near r at x: projected and measured distances are
@@ -203,19 +338,38 @@ static int room(ms_buf *b, size_t n, size_t size) {
   return !ms_grow(b, n, size, 0);
 }
 
-/* w->sigma at x, and *certified: whether x projects one to one */
+/* sigma_v = 0 at the corners of the triangles not kept */
+static void drop_corners(const ms_model *m, const unsigned char *good, double *sigma) {
+  for (int f = 0; f < m->nf; f++)
+    for (int k = 0; k < 3 && !good[f]; k++) sigma[m->face[3 * f + k]] = 0;
+}
+
+/* w->sigma at x, w->good the triangles kept, and *certified: whether x projects them one to
+ * one */
 static ms_status certify(ms_planar *w, const ms_model *m, const double *x, double eps, double cap,
                          double cell, int threads, double a[3], int *certified) {
-  size_t nv = m->nv, nb = m->nb;
+  size_t nv = m->nv, nb = 3 * (size_t)m->nf;
   *certified = 0;
-  if (!m->disk || !isfinite(eps) || !axis(m, x, a)) return MS_OK;
+  if (!m->disk || !isfinite(eps)) return MS_OK;
   if (!room(&w->uv, 3 * nv, sizeof(double)) || !room(&w->sigma, nv, sizeof(double)) ||
-      !room(&w->lo, 3 * nb, sizeof(double)) || !room(&w->hi, 3 * nb, sizeof(double)) ||
-      !room(&w->blo, 3 * nb, sizeof(double)) || !room(&w->bhi, 3 * nb, sizeof(double)))
+      !room(&w->good, m->nf, 1) || !room(&w->bnd, 2 * nb, sizeof(int)) ||
+      !room(&w->bface, nb, sizeof(int)) || !room(&w->vout, nv, sizeof(int)) ||
+      !room(&w->piece, m->nf, sizeof(int)) || !room(&w->lo, 3 * nb, sizeof(double)) ||
+      !room(&w->hi, 3 * nb, sizeof(double)) || !room(&w->blo, 3 * nb, sizeof(double)) ||
+      !room(&w->bhi, 3 * nb, sizeof(double)))
     return MS_ENOMEM;
+  if (!axis(m, x, a, w->good.p)) return MS_OK;
   project(m, x, a, w->uv.p);
-  link_distances(m, w->uv.p, w->sigma.p);
-  return boundary(w, m, cap, eps, cell, threads, certified);
+  // the triangles at a boundary that is not simple dropped, round after round, until it is
+  ms_status st = MS_OK;
+  for (int round = 0, drops = 1; drops; round++) {
+    if (round == MS_PLANAR_ROUNDS || !kept(w, m, w->good.p)) return MS_OK;
+    link_distances(m, w->uv.p, w->sigma.p);
+    if ((st = boundary(w, m, cap, eps, cell, threads, w->good.p, &drops)) != MS_OK) return st;
+  }
+  drop_corners(m, w->good.p, w->sigma.p);
+  *certified = covers_once(w, m, eps);
+  return MS_OK;
 }
 
 /* ---------------------------------------------------------------- the pairs it leaves */
@@ -368,12 +522,15 @@ static double path_distance(const double *uv, const double *duv, int v, int p, i
   return low;
 }
 
-/* 1 when every triangle keeps its orientation in the plane along uv + s duv, s in [0, 1] (its
- * signed area, a quadratic in s, has Bernstein coefficients A0, B, A1: positive throughout
- * when A0 and A1 are and B > -sqrt(A0 A1)), by a rounding margin */
-static int keeps_orientation(const ms_model *m, const double *uv, const double *duv) {
+/* good[f] = 0 for the kept triangles that may not keep their orientation in the plane along
+ * uv + s duv, s in [0, 1] (the signed area, a quadratic in s, has Bernstein coefficients A0,
+ * B, A1: positive throughout when A0 and A1 are and B > -sqrt(A0 A1)), by a rounding margin;
+ * how many */
+static int drop_flips(const ms_model *m, const double *uv, const double *duv, unsigned char *good) {
+  int flips = 0;
   for (int f = 0; f < m->nf; f++) {
     const int *c = m->face + 3 * f;
+    if (!good[f]) continue;
     double e[2], g[2], de[2], dg[2];
     for (int t = 0; t < 2; t++) {
       e[t] = uv[3 * c[1] + t] - uv[3 * c[0] + t], g[t] = uv[3 * c[2] + t] - uv[3 * c[0] + t];
@@ -386,9 +543,9 @@ static int keeps_orientation(const ms_model *m, const double *uv, const double *
     double a1 = (e[0] + de[0]) * (g[1] + dg[1]) - (e[1] + de[1]) * (g[0] + dg[0]) - bar;
     double b = a0 + 0.5 * (e[0] * dg[1] - e[1] * dg[0] + de[0] * g[1] - de[1] * g[0]) - bar;
     a0 -= bar;
-    if (!(a0 > 0 && a1 > 0 && (b > 0 || b * b < a0 * a1))) return 0;
+    if (!(a0 > 0 && a1 > 0 && (b > 0 || b * b < a0 * a1))) good[f] = 0, flips++;
   }
-  return 1;
+  return flips;
 }
 
 /* loose[v] = 1 where vertex v may come within need of its link along the path */
@@ -410,11 +567,11 @@ static ms_status boundary_path(ms_planar *w, const ms_model *m, double need, dou
                                double cell, int threads, unsigned char *loose, int *simple) {
   const double *uv = w->uv.p, *duv = w->duv.p;
   double *plo = w->lo.p, *phi = w->hi.p, *blo = w->blo.p, *bhi = w->bhi.p;
-  const int *hit;
-  int nhit, nb = m->nb;
+  const int *hit, *bedge = w->bnd.p;
+  int nhit, nb = w->nb;
   for (int e = 0; e < nb; e++)
     for (int t = 0; t < 3; t++) {
-      const int *g = m->bedge + 2 * e;
+      const int *g = bedge + 2 * e;
       double a = uv[3 * g[0] + t], b = a + duv[3 * g[0] + t], c = uv[3 * g[1] + t],
              d = c + duv[3 * g[1] + t], r = t < 2 ? need : 0.0;
       plo[3 * e + t] = ms_min(a, b) - r, phi[3 * e + t] = ms_max(a, b) + r;
@@ -425,8 +582,8 @@ static ms_status boundary_path(ms_planar *w, const ms_model *m, double need, dou
       ms_hash_overlaps(&w->hash, plo, phi, nb, blo, bhi, nb, 0, cell, threads, &hit, &nhit);
   *simple = st == MS_OK;
   for (int k = 0; k < nhit && *simple; k++) {
-    int v = m->bedge[2 * hit[2 * k]];
-    const int *e = m->bedge + 2 * hit[2 * k + 1];
+    int v = bedge[2 * hit[2 * k]];
+    const int *e = bedge + 2 * hit[2 * k + 1];
     if (v == e[0] || v == e[1]) continue;
     double low = path_distance(uv, duv, v, e[0], e[1], need);
     if (!(low >= need)) loose[v] = 1;
@@ -450,8 +607,12 @@ ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, con
   for (int k = 0; k < 3 * m->nv; k++) duv[k] = y[k] - x[k];
   if (!isfinite(margin(m, duv, floor))) return *certified = 0, MS_OK;
   project(m, duv, a, duv);
+  // the triangles that may flip on the way are dropped too (one to one at x, so on the rest)
+  unsigned char *good = w->good.p;
+  if (drop_flips(m, w->uv.p, duv, good) && !(*certified = kept(w, m, good))) return MS_OK;
   memset(loose, 0, m->nv);
-  if (!(*certified = keeps_orientation(m, w->uv.p, duv))) return MS_OK;
+  for (int f = 0; f < m->nf; f++)
+    for (int k = 0; k < 3 && !good[f]; k++) loose[m->face[3 * f + k]] = 1;
   link_path(m, w->uv.p, duv, need, loose);
   return boundary_path(w, m, need, eps, cell, threads, loose, certified);
 }

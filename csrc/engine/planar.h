@@ -15,8 +15,8 @@ typedef struct {
   const double *plo, *phi, *elo, *ehi, *flo, *fhi;
 } ms_planar_boxes;
 
-/* When m is a disk (m->disk, disk.c) that x projects one to one onto the plane normal to its mean
- * normal
+/* When m is a disk (m->disk, disk.c) whose triangles x projects one to one onto the plane
+ * normal to its mean normal, all but a few that face away from it, whose corners are then tight
  * (*certified 1): the (point, triangle) pairs *pt and the (edge, edge) pairs *ee (m->fedge
  * indices, lower first) whose boxes b overlap and that have a tight vertex, each sorted: every
  * pair closer than r is among them, and they are in the order ms_hash_overlaps gives all
@@ -27,12 +27,13 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
                           int threads, const ms_planar_boxes *b, int *certified, const int **pt,
                           int *npt, const int **ee, int *nee);
 
-/* *certified 1 when m is a disk that projects one to one onto the plane normal to its mean
- * normal at x and at every point of the straight paths from x to y (its triangles keep their
- * orientation there, its boundary stays a simple curve); then two primitives that share no
- * vertex stay at least `floor` apart along the paths unless one holds a vertex v with
- * loose[v] = 1 (nv flags, set here; its distance to its link or to the boundary may fall
- * below floor). *certified 0: nothing is said. MS_ENOMEM when out of memory. */
+/* *certified 1 when m is a disk whose triangles, all but a few, project one to one onto the
+ * plane normal to its mean normal at x and at every point of the straight paths from x to y
+ * (they keep their orientation there, their boundary stays simple); then two primitives that
+ * share no vertex stay at least `floor` apart along the paths unless one holds a vertex v with
+ * loose[v] = 1 (nv flags, set here; a corner of a triangle left out, or its distance to its
+ * link or to the boundary may fall below floor). *certified 0: nothing is said. MS_ENOMEM when
+ * out of memory. */
 ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, const double *y,
                          double floor, double cell, int threads, int *certified,
                          unsigned char *loose);

@@ -39,9 +39,40 @@ int ms_compare_pairs(const void *a, const void *b) {
   return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
+/* the digits of a radix sort pass [bits] */
+#define MS_RADIX_BITS 11
+#define MS_RADIX_MASK ((1u << MS_RADIX_BITS) - 1)
+
+/* p (n pairs of indices >= 0) sorted as ms_compare_pairs orders them by a least significant
+ * digit radix sort: stable passes over the second index's digits, then the first's; 0 (p as
+ * it was) when there is no memory for the pass's copy */
+static int radix_pairs(int *p, int n) {
+  int *src = p, *dst = ms_alloc(2 * (size_t)n, sizeof(int)), *copy = dst;
+  if (!dst) return 0;
+  unsigned top[2] = {0, 0};
+  for (int k = 0; k < 2 * n; k++) top[k & 1] |= (unsigned)p[k];
+  for (int key = 1; key >= 0; key--)
+    for (int shift = 0; shift < 32 && (shift == 0 || top[key] >> shift); shift += MS_RADIX_BITS) {
+      // count each digit, prefix sums to first places, move: the pass keeps the order of ties
+      int place[(1 << MS_RADIX_BITS) + 1] = {0};
+      for (int k = 0; k < n; k++)
+        place[((unsigned)src[2 * k + key] >> shift & MS_RADIX_MASK) + 1]++;
+      for (int d = 0; d < 1 << MS_RADIX_BITS; d++) place[d + 1] += place[d];
+      for (int k = 0; k < n; k++) {
+        int at = place[(unsigned)src[2 * k + key] >> shift & MS_RADIX_MASK]++;
+        dst[2 * at] = src[2 * k], dst[2 * at + 1] = src[2 * k + 1];
+      }
+      int *t = src;
+      src = dst, dst = t;
+    }
+  if (src != p) memcpy(p, src, 2 * sizeof(int) * n);
+  free(copy);
+  return 1;
+}
+
 int ms_unique_pairs(int *p, int n) {
   int kept = 0;
-  qsort(p, n, 2 * sizeof(int), ms_compare_pairs);
+  if (!radix_pairs(p, n)) qsort(p, n, 2 * sizeof(int), ms_compare_pairs);
   for (int k = 0; k < n; k++)
     if (!kept || ms_compare_pairs(p + 2 * k, p + 2 * (kept - 1)))
       p[2 * kept] = p[2 * k], p[2 * kept + 1] = p[2 * k + 1], kept++;

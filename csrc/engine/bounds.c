@@ -422,7 +422,7 @@ void ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
   if (!ms_self_active(m, d)) return;
   ms_self_ws *w = d->sc;
   double u[3], t0 = ms_clock();
-  if (end_cut(m, d, x1, NULL, 1.0, u)) {
+  if ((w->confined = end_cut(m, d, x1, NULL, 1.0, u))) {
     apply(m, w, d->x, w->target, u, w->target);
     for (int i = 0; i < m->nv; i++)
       for (int t = 0; t < 3 && !m->fixed[i]; t++)
@@ -434,12 +434,15 @@ void ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
 void ms_self_keep(const ms_model *m, ms_data *d, const double *x, double hs, int first) {
   if (!ms_self_active(m, d)) return;
   memcpy(d->sc->kept, x, sizeof(double) * 3 * m->nv);
-  if (first) d->sc->kept_g = ms_objective(m, d, x, d->y, hs);
+  if (first) d->sc->kept_g = NAN;
 }
 
 int ms_self_rises(const ms_model *m, ms_data *d, double hs) {
   if (!ms_self_active(m, d)) return 0;
   ms_self_ws *w = d->sc;
+  // no pair carries energy and nothing was cut: the iteration is FMS's own, as without contact
+  if (w->npair == w->nring && !w->confined) return w->kept_g = NAN, 0;
+  if (isnan(w->kept_g)) w->kept_g = ms_objective(m, d, w->kept, d->y, hs);
   double *x = d->xn, bar = w->kept_g + MS_ROUNDING * fabs(w->kept_g);
 
   // the iteration's step, halved until g falls (it descends: the bound touches g at x^k)

@@ -59,7 +59,8 @@ struct ms_self_ws {
   const double *anchor; /* (nv,3) the scheme's base point the slip is measured from */
   double fh;            /* the scheme's step h' [s] */
   double *kept;         /* (nv,3) bounds.c: a solver's last iterate that lowered g */
-  double kept_g;        /* g there [J] */
+  double kept_g;        /* g there [J] (NAN: not computed yet) */
+  int confined;         /* the last ms_self_confine cut some vertex */
   double *stiff;        /* (nv) ms_self_stiffness: each vertex's bound on its pairs' curvature */
   ms_buf hdist;         /* (hits) double: the broad phase's hits' distances (selfcontact.c) */
   ms_buf hring;         /* (hits) char: and their ring flags */
@@ -112,9 +113,10 @@ void ms_self_friction_impulse(const ms_model *m, ms_data *d, double h);
  * keeps its energy pairs apart */
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info);
 /* FMS's safeguard under self-contact, whose barrier its matrix carries by a bound on its
- * curvature at x_t that a closing gap can outgrow: the iterate x before an iteration is kept
- * (g computed on the first), and an iterate d->xn that raised g is moved back toward it,
- * halving the iteration's step until g falls, or put back (returns 1: stop) */
+ * curvature at x_t that a closing gap can outgrow: the iterate x before an iteration is kept,
+ * and an iterate d->xn that raised g is moved back toward it, halving the iteration's step
+ * until g falls, or put back (returns 1: stop); an iteration with no energy pair and no cut
+ * is FMS's own and is left as it is */
 void ms_self_keep(const ms_model *m, ms_data *d, const double *x, double hs, int first);
 int ms_self_rises(const ms_model *m, ms_data *d, double hs);
 void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p);

@@ -29,6 +29,16 @@ LONG_STEPS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def python_handles_ctrl_c():
+    """Ctrl-C as an interactive session or a Jupyter kernel has it: Python's own SIGINT handler.
+    A shell starts a background job with SIGINT ignored, and Python then leaves it ignored, so
+    a suite run as `pytest &` would otherwise test nothing here (and hang on the simulate)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def cloth(n: int = 16) -> msim.System:
     """An n x n cloth of 1 kg and 1000 N/m springs pinned at two corners, three steps into its
     fall."""

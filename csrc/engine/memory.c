@@ -44,11 +44,10 @@ int ms_compare_pairs(const void *a, const void *b) {
 #define MS_RADIX_MASK ((1u << MS_RADIX_BITS) - 1)
 
 /* p (n pairs of indices >= 0) sorted as ms_compare_pairs orders them by a least significant
- * digit radix sort: stable passes over the second index's digits, then the first's; 0 (p as
- * it was) when there is no memory for the pass's copy */
-static int radix_pairs(int *p, int n) {
-  int *src = p, *dst = ms_alloc(2 * (size_t)n, sizeof(int)), *copy = dst;
-  if (!dst) return 0;
+ * digit radix sort: stable passes over the second index's digits, then the first's, through
+ * the copy scratch (2 n ints) */
+static void radix_pairs(int *p, int n, int *copy) {
+  int *src = p, *dst = copy;
   unsigned top[2] = {0, 0};
   for (int k = 0; k < 2 * n; k++) top[k & 1] |= (unsigned)p[k];
   for (int key = 1; key >= 0; key--)
@@ -66,13 +65,14 @@ static int radix_pairs(int *p, int n) {
       src = dst, dst = t;
     }
   if (src != p) memcpy(p, src, 2 * sizeof(int) * n);
-  free(copy);
-  return 1;
 }
 
-int ms_unique_pairs(int *p, int n) {
+int ms_unique_pairs(int *p, int n, ms_buf *scratch) {
   int kept = 0;
-  if (!radix_pairs(p, n)) qsort(p, n, 2 * sizeof(int), ms_compare_pairs);
+  if (scratch && !ms_grow(scratch, 2 * (size_t)n, sizeof(int), 0))
+    radix_pairs(p, n, scratch->p);
+  else
+    qsort(p, n, 2 * sizeof(int), ms_compare_pairs);
   for (int k = 0; k < n; k++)
     if (!kept || ms_compare_pairs(p + 2 * k, p + 2 * (kept - 1)))
       p[2 * kept] = p[2 * k], p[2 * kept + 1] = p[2 * k + 1], kept++;

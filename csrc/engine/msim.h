@@ -369,9 +369,10 @@ typedef struct {
  * memory */
 int ms_grow(ms_buf *b, size_t n, size_t size, size_t keep);
 /* index pairs (i, j), 2 ints each: ordered by i then j (a qsort comparator); the n pairs of p
- * sorted so, each kept once (returns how many) */
+ * sorted so, each kept once (returns how many): by a radix sort through scratch (grown to 2 n
+ * ints) where it is given and can grow, else by qsort */
 int ms_compare_pairs(const void *a, const void *b);
-int ms_unique_pairs(int *p, int n);
+int ms_unique_pairs(int *p, int n, ms_buf *scratch);
 
 /* model.c: allocation and derived quantities */
 ms_status ms_model_alloc(ms_model *m, int nv, int ns);

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "distance.h"
 #include "hash.h"
 #include "planar.h"
 
@@ -83,15 +84,16 @@ struct ms_planar {
   ms_buf amap;     /* (n) int: their indices among the many */
   ms_buf hit[2];   /* (2 hits) int: the two searches of point-triangle pairs */
   ms_buf out[2];   /* (2 hits) int: the pairs found, point-triangle and edge-edge */
+  ms_buf sort;     /* (2 hits) int: the radix sort's copy of them */
 };
 
 void ms_planar_free(void *ws) {
   ms_planar *w = ws;
   if (!w) return;
   ms_hash_free(w->hash);
-  ms_buf *b[] = {&w->uv,   &w->duv,  &w->sigma, &w->lo,     &w->hi,    &w->blo,   &w->bhi,
-                 &w->good, &w->bnd,  &w->bface, &w->vout,   &w->piece, &w->list,  &w->alo,
-                 &w->ahi,  &w->amap, w->hit,    w->hit + 1, w->out,    w->out + 1};
+  ms_buf *b[] = {&w->uv,   &w->duv,  &w->sigma, &w->lo,     &w->hi,    &w->blo,    &w->bhi,
+                 &w->good, &w->bnd,  &w->bface, &w->vout,   &w->piece, &w->list,   &w->alo,
+                 &w->ahi,  &w->amap, w->hit,    w->hit + 1, w->out,    w->out + 1, &w->sort};
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
   free(w);
 }
@@ -131,7 +133,8 @@ static int axis(const ms_model *m, const double *x, double a[3], unsigned char *
 }
 
 /* good[f] = 0 for the kept triangles outside the largest piece that kept triangles joined
- * across their edges make (a flap folded back over the rest is a piece of its own); how many */
+ * across their edges make (a flap folded back over the rest is a piece of its own); how many
+ * (w->bface serves as the search's stack) */
 static int largest_piece(ms_planar *w, const ms_model *m, unsigned char *good) {
   int *piece = w->piece.p, *stack = w->bface.p, best = -1, most = 0, dropped = 0;
   for (int f = 0; f < m->nf; f++) piece[f] = -1;
@@ -282,14 +285,6 @@ static ms_status boundary(ms_planar *w, const ms_model *m, double cap, double ep
   return st;
 }
 
-/* the distance in the plane between the segments ab and cd (0 where they touch or cross) */
-static double segments_distance(const double *a, const double *b, const double *c,
-                                const double *d) {
-  if (orient(a, b, c) * orient(a, b, d) <= 0 && orient(c, d, a) * orient(c, d, b) <= 0) return 0;
-  return ms_min(ms_min(segment_distance(a, c, d), segment_distance(b, c, d)),
-                ms_min(segment_distance(c, a, b), segment_distance(d, a, b)));
-}
-
 /* 1 when the kept triangles' boundary (simple by eps) winds once around a point q just inside
  * each of its loops: the centroid of the triangle of the loop's first edge e, joined to e's
  * midpoint by a segment that no boundary edge comes within eps of (so that q sees the count of
@@ -306,7 +301,7 @@ static int covers_once(ms_planar *w, const ms_model *m, double eps) {
     for (int v = bedge[2 * e0], e; next[v] >= 0; v = bedge[2 * e + 1]) e = next[v], next[v] = -2;
     // q and the segment from e0's midpoint to it
     const int *c = m->face + 3 * bface[e0];
-    double q[2], mid[2];
+    double seg[12] = {0}, *mid = seg, *q = seg + 3; /* the segment, and each edge: in the plane */
     for (int t = 0; t < 2; t++) {
       q[t] = (uv[3 * c[0] + t] + uv[3 * c[1] + t] + uv[3 * c[2] + t]) / 3;
       mid[t] = 0.5 * (uv[3 * bedge[2 * e0] + t] + uv[3 * bedge[2 * e0 + 1] + t]);
@@ -315,7 +310,9 @@ static int covers_once(ms_planar *w, const ms_model *m, double eps) {
     int winding = 0;
     for (int e = 0; e < nb; e++) {
       const double *a = uv + 3 * bedge[2 * e], *b = uv + 3 * bedge[2 * e + 1];
-      double gap = e == e0 ? segment_distance(q, a, b) : segments_distance(mid, q, a, b);
+      memcpy(seg + 6, a, 3 * sizeof(double)), memcpy(seg + 9, b, 3 * sizeof(double));
+      double gap =
+          e == e0 ? segment_distance(q, a, b) : sqrt(ms_pair_dist2(MS_PAIR_EE, seg, NULL, NULL));
       if (!(gap > eps)) return 0;
       if (a[1] <= q[1] && b[1] > q[1] && orient(a, b, q) > 0) winding++;
       if (b[1] <= q[1] && a[1] > q[1] && orient(a, b, q) < 0) winding--;
@@ -446,7 +443,7 @@ static ms_status tight_points(ms_planar *w, const ms_model *m, double bar, doubl
   int *p = w->out[0].p;
   memcpy(p, w->hit[0].p, 2 * sizeof(int) * n[0]);
   memcpy(p + 2 * n[0], w->hit[1].p, 2 * sizeof(int) * n[1]);
-  *npt = ms_unique_pairs(p, n[0] + n[1]);
+  *npt = ms_unique_pairs(p, n[0] + n[1], &w->sort);
   return MS_OK;
 }
 
@@ -462,7 +459,7 @@ static ms_status tight_edges(ms_planar *w, const ms_model *m, double bar, double
     int i = p[2 * k], j = p[2 * k + 1];
     if (i != j) p[2 * n] = i < j ? i : j, p[2 * n + 1] = i < j ? j : i, n++;
   }
-  *nee = ms_unique_pairs(p, n);
+  *nee = ms_unique_pairs(p, n, &w->sort);
   return MS_OK;
 }
 

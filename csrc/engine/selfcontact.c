@@ -130,7 +130,7 @@ static ms_status face_edges(ms_model *m) {
       int a = m->face[3 * f + k], b = m->face[3 * f + (k + 1) % 3];
       e[2 * n] = a < b ? a : b, e[2 * n + 1] = a < b ? b : a, n++;
     }
-  m->ne = ms_unique_pairs(e, n);
+  m->ne = ms_unique_pairs(e, n, NULL); /* once per mesh */
   m->fedge = e;
   return MS_OK;
 }

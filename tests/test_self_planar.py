@@ -257,6 +257,26 @@ def test_a_corner_pushed_over_its_neighbour_leaves_the_triangles_it_flips_loose(
     assert all(loose[list(pair[1:])].any() for pair in close)
 
 
+@pytest.mark.parametrize("v, p, past", [(44, 45, 0.5), (44, 55, 0.5), (33, 44, 0.8)])
+def test_an_inner_vertex_pushed_past_its_neighbour_leaves_its_surroundings_loose(v, p, past):
+    # an inner vertex moved past a neighbour: its triangles flip, and the hole they leave has a
+    # boundary that folds over itself on the way (its corner crosses the edges beyond), so the
+    # triangles there are left out as well, round after round, until the rest keeps a simple
+    # boundary: certified, with every pair closer than the floor (those that cross included)
+    # holding a loose vertex, and the loose vertices near the one pushed
+    sim = height_field(10, 0, jitter=0.1)
+    x = sim.positions
+    y = x.copy()
+    y[v] = x[p] + past * (x[p] - x[v])
+    floor = 0.1 * 2 * sim.self_thickness
+    certified, loose = sim._planar_path(y, floor)
+    close, _ = path_pairs_below(sim, y, floor)
+    assert certified and loose[v] and loose[p] and close
+    assert all(loose[list(pair[1:])].any() for pair in close)
+    near = np.abs(np.divmod(np.flatnonzero(loose), 10) - np.array(divmod(v, 10))[:, None])
+    assert near.max() <= 2 and loose.sum() <= 12
+
+
 def test_a_path_through_the_other_side_is_not_certified():
     # one row of a flat cloth pushed through the rows beside it: the strip of triangles between
     # it and the next row flips and cuts the cloth in two, and leaving out the strip and one

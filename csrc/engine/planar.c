@@ -40,6 +40,15 @@
  * tight vertex, and within G the bound above holds with beta_v measured to every loop. The
  * test refuses when it would drop more than MS_PLANAR_DROP of the triangles, and meshes that
  * are not disks (several pieces, closed surfaces); detection then hashes every box.
+ *
+ * Along the straight paths x + s dx, s in [0, 1], the same holds where G's triangles keep their
+ * orientation and its boundary stays simple: its loops then move without touching, so the count
+ * of triangles covering a point stays what it was at x, at most one. The triangles that may
+ * flip are left out, then, round after round, those whose boundary edges may come within eps
+ * of another on the way (the hole a flipped triangle leaves folds over itself as its corner
+ * passes the edges beyond); what is left is a part of G, one to one at x, and stays so. sigma_v
+ * becomes a lower bound over the paths, and the vertices it leaves below the floor are loose:
+ * the step's end sweeps their pairs alone.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -224,14 +233,54 @@ static double orient(const double *a, const double *b, const double *c) {
   return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
 }
 
-/* sigma_v = rho_v: each vertex's distance to its link in the plane */
-static void link_distances(const ms_model *m, const double *uv, double *sigma) {
+/* the largest move in the plane of vertex v relative to u or w */
+static double relative(const double *duv, int v, int u, int w) {
+  const double *a = duv + 3 * v, *b = duv + 3 * u, *c = duv + 3 * w;
+  return ms_max(norm2(a[0] - b[0], a[1] - b[1]), norm2(a[0] - c[0], a[1] - c[1]));
+}
+
+/* the distance in the plane from vertex v to the segment (p, q) at uv + s duv */
+static double distance_at(const double *uv, const double *duv, double s, int v, int p, int q) {
+  double y[3][2];
+  const int id[3] = {v, p, q};
+  for (int k = 0; k < 3; k++)
+    for (int t = 0; t < 2; t++) y[k][t] = uv[3 * id[k] + t] + s * duv[3 * id[k] + t];
+  return segment_distance(y[0], y[1], y[2]);
+}
+
+/* a lower bound on the distance in the plane from vertex v to the segment (p, q) along the
+ * paths uv + s duv, s in [0, 1], refined until it shows `need` where it can: the distance moves
+ * by at most rel (v's largest move relative to p or q) over the path, so it is at least the
+ * start's less rel, and on each of K slices at least the mean of its ends' less rel / 2K */
+static double path_distance(const double *uv, const double *duv, int v, int p, int q, double need) {
+  double rel = relative(duv, v, p, q), d0 = distance_at(uv, duv, 0.0, v, p, q);
+  if (d0 - rel >= need || d0 <= need) return d0 - rel;
+  int slices = (int)ms_min(MS_PLANAR_SLICES, ceil(rel / (d0 - need)));
+  double low = INFINITY, last = d0;
+  for (int k = 1; k <= slices; k++) {
+    double next = distance_at(uv, duv, (double)k / slices, v, p, q);
+    low = ms_min(low, 0.5 * (last + next - rel / slices)), last = next;
+  }
+  return low;
+}
+
+/* the distance in the plane from vertex v to the segment (p, q) at uv (duv NULL), or a lower
+ * bound on it along the paths uv + s duv that shows `need` where it can */
+static double apart(const double *uv, const double *duv, int v, int p, int q, double need) {
+  return duv ? path_distance(uv, duv, v, p, q, need)
+             : segment_distance(uv + 3 * v, uv + 3 * p, uv + 3 * q);
+}
+
+/* sigma_v = rho_v: each vertex's distance to its link in the plane at uv, or along the paths
+ * uv + s duv (a lower bound that shows need where it can) */
+static void link_distances(const ms_model *m, const double *uv, const double *duv, double need,
+                           double *sigma) {
   for (int v = 0; v < m->nv; v++) sigma[v] = INFINITY;
   for (int f = 0; f < m->nf; f++)
     for (int k = 0; k < 3; k++) {
       const int *c = m->face + 3 * f;
-      int v = c[k], p = c[(k + 1) % 3], q = c[(k + 2) % 3];
-      double d = segment_distance(uv + 3 * v, uv + 3 * p, uv + 3 * q);
+      int v = c[k];
+      double d = apart(uv, duv, v, c[(k + 1) % 3], c[(k + 2) % 3], need);
       if (d < sigma[v]) sigma[v] = d;
     }
 }
@@ -243,36 +292,41 @@ static int drop(unsigned char *good, int f) {
   return was;
 }
 
-/* sigma_v lowered to beta_v on the kept triangles' boundary (capped at cap: only those below
- * it matter); where the projected boundary is not simple by a margin eps (a vertex comes within
- * eps of an edge, or two edges cross), the triangles of those edges dropped (good 0, *drops
- * of them) */
-static ms_status boundary(ms_planar *w, const ms_model *m, double cap, double eps, double cell,
-                          int threads, unsigned char *good, int *drops) {
+/* sigma_v lowered to beta_v on the kept triangles' boundary at uv (duv NULL) or along the
+ * paths uv + s duv (capped at cap: only those below it matter); where the projected boundary
+ * is not simple by a margin eps (a vertex comes within eps of an edge or, at uv, two edges
+ * cross; along a path that starts simple, two edges first meet where one's end touches the
+ * other), the triangles of those edges dropped (good 0, *drops of them) */
+static ms_status boundary(ms_planar *w, const ms_model *m, const double *duv, double cap,
+                          double eps, double cell, int threads, unsigned char *good, int *drops) {
   const double *uv = w->uv.p;
   double *sigma = w->sigma.p, *plo = w->lo.p, *phi = w->hi.p, *blo = w->blo.p, *bhi = w->bhi.p;
   const int *hit, *bedge = w->bnd.p;
   const int *bface = w->bface.p;
   int nhit, nb = w->nb;
   *drops = 0;
-  // each boundary vertex (the start of one boundary edge) against the boundary edges
+  // each boundary vertex (the start of one boundary edge) against the boundary edges, boxes
+  // holding their paths
   for (int e = 0; e < nb; e++)
     for (int t = 0; t < 3; t++) {
-      double c = uv[3 * bedge[2 * e] + t], r = t < 2 ? cap : 0.0;
-      plo[3 * e + t] = c - r, phi[3 * e + t] = c + r;
+      const int *g = bedge + 2 * e;
+      double a = uv[3 * g[0] + t], b = a + (duv ? duv[3 * g[0] + t] : 0.0), c = uv[3 * g[1] + t],
+             d = c + (duv ? duv[3 * g[1] + t] : 0.0), r = t < 2 ? cap : 0.0;
+      plo[3 * e + t] = ms_min(a, b) - r, phi[3 * e + t] = ms_max(a, b) + r;
+      blo[3 * e + t] = ms_min(ms_min(a, b), ms_min(c, d));
+      bhi[3 * e + t] = ms_max(ms_max(a, b), ms_max(c, d));
     }
-  ms_hash_boxes(uv, bedge, nb, 2, 0.0, blo, bhi);
   ms_status st =
       ms_hash_overlaps(&w->hash, plo, phi, nb, blo, bhi, nb, 0, cell, threads, &hit, &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     int v = bedge[2 * hit[2 * k]];
     const int *e = bedge + 2 * hit[2 * k + 1];
     if (v == e[0] || v == e[1]) continue;
-    double d = segment_distance(uv + 3 * v, uv + 3 * e[0], uv + 3 * e[1]);
-    if (d <= eps) *drops += drop(good, bface[hit[2 * k]]) + drop(good, bface[hit[2 * k + 1]]);
+    double d = apart(uv, duv, v, e[0], e[1], cap);
+    if (!(d > eps)) *drops += drop(good, bface[hit[2 * k]]) + drop(good, bface[hit[2 * k + 1]]);
     if (d < sigma[v]) sigma[v] = d;
   }
-  if (st != MS_OK) return st;
+  if (st != MS_OK || duv) return st;
   // two edges that share no vertex cross where each one's ends lie on both sides of the other
   st = ms_hash_overlaps(&w->hash, blo, bhi, nb, blo, bhi, nb, 1, cell, threads, &hit, &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
@@ -341,6 +395,24 @@ static void drop_corners(const ms_model *m, const unsigned char *good, double *s
     for (int k = 0; k < 3 && !good[f]; k++) sigma[m->face[3 * f + k]] = 0;
 }
 
+/* the kept triangles w->good (and w->sigma) at uv (duv NULL) or along uv + s duv: those at a
+ * boundary that is not simple dropped, round after round, until it is (as kept() drops its
+ * own); the corners of the dropped triangles tight. *settled: 0 when kept() refuses or it takes
+ * more than MS_PLANAR_ROUNDS rounds */
+static ms_status settle(ms_planar *w, const ms_model *m, const double *duv, double cap, double eps,
+                        double cell, int threads, int *settled) {
+  ms_status st = MS_OK;
+  *settled = 0;
+  for (int round = 0, drops = 1; drops; round++) {
+    if (round == MS_PLANAR_ROUNDS || !kept(w, m, w->good.p)) return MS_OK;
+    link_distances(m, w->uv.p, duv, cap, w->sigma.p);
+    if ((st = boundary(w, m, duv, cap, eps, cell, threads, w->good.p, &drops)) != MS_OK) return st;
+  }
+  drop_corners(m, w->good.p, w->sigma.p);
+  *settled = 1;
+  return MS_OK;
+}
+
 /* w->sigma at x, w->good the triangles kept, and *certified: whether x projects them one to
  * one */
 static ms_status certify(ms_planar *w, const ms_model *m, const double *x, double eps, double cap,
@@ -357,16 +429,9 @@ static ms_status certify(ms_planar *w, const ms_model *m, const double *x, doubl
     return MS_ENOMEM;
   if (!axis(m, x, a, w->good.p)) return MS_OK;
   project(m, x, a, w->uv.p);
-  // the triangles at a boundary that is not simple dropped, round after round, until it is
-  ms_status st = MS_OK;
-  for (int round = 0, drops = 1; drops; round++) {
-    if (round == MS_PLANAR_ROUNDS || !kept(w, m, w->good.p)) return MS_OK;
-    link_distances(m, w->uv.p, w->sigma.p);
-    if ((st = boundary(w, m, cap, eps, cell, threads, w->good.p, &drops)) != MS_OK) return st;
-  }
-  drop_corners(m, w->good.p, w->sigma.p);
-  *certified = covers_once(w, m, eps);
-  return MS_OK;
+  ms_status st = settle(w, m, NULL, cap, eps, cell, threads, certified);
+  if (st == MS_OK && *certified) *certified = covers_once(w, m, eps);
+  return st;
 }
 
 /* ---------------------------------------------------------------- the pairs it leaves */
@@ -488,37 +553,6 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
 
 /* ---------------------------------------------------------------- along a path */
 
-/* the largest move in the plane of vertex v relative to u or w */
-static double relative(const double *duv, int v, int u, int w) {
-  const double *a = duv + 3 * v, *b = duv + 3 * u, *c = duv + 3 * w;
-  return ms_max(norm2(a[0] - b[0], a[1] - b[1]), norm2(a[0] - c[0], a[1] - c[1]));
-}
-
-/* the distance in the plane from vertex v to the segment (p, q) at uv + s duv */
-static double distance_at(const double *uv, const double *duv, double s, int v, int p, int q) {
-  double y[3][2];
-  const int id[3] = {v, p, q};
-  for (int k = 0; k < 3; k++)
-    for (int t = 0; t < 2; t++) y[k][t] = uv[3 * id[k] + t] + s * duv[3 * id[k] + t];
-  return segment_distance(y[0], y[1], y[2]);
-}
-
-/* a lower bound on the distance in the plane from vertex v to the segment (p, q) along the
- * paths uv + s duv, s in [0, 1], refined until it shows `need` where it can: the distance moves
- * by at most rel (v's largest move relative to p or q) over the path, so it is at least the
- * start's less rel, and on each of K slices at least the mean of its ends' less rel / 2K */
-static double path_distance(const double *uv, const double *duv, int v, int p, int q, double need) {
-  double rel = relative(duv, v, p, q), d0 = distance_at(uv, duv, 0.0, v, p, q);
-  if (d0 - rel >= need || d0 <= need) return d0 - rel;
-  int slices = (int)ms_min(MS_PLANAR_SLICES, ceil(rel / (d0 - need)));
-  double low = INFINITY, last = d0;
-  for (int k = 1; k <= slices; k++) {
-    double next = distance_at(uv, duv, (double)k / slices, v, p, q);
-    low = ms_min(low, 0.5 * (last + next - rel / slices)), last = next;
-  }
-  return low;
-}
-
 /* good[f] = 0 for the kept triangles that may not keep their orientation in the plane along
  * uv + s duv, s in [0, 1] (the signed area, a quadratic in s, has Bernstein coefficients A0,
  * B, A1: positive throughout when A0 and A1 are and B > -sqrt(A0 A1)), by a rounding margin;
@@ -545,50 +579,6 @@ static int drop_flips(const ms_model *m, const double *uv, const double *duv, un
   return flips;
 }
 
-/* loose[v] = 1 where vertex v may come within need of its link along the path */
-static void link_path(const ms_model *m, const double *uv, const double *duv, double need,
-                      unsigned char *loose) {
-  for (int f = 0; f < m->nf; f++)
-    for (int k = 0; k < 3; k++) {
-      const int *c = m->face + 3 * f;
-      int v = c[k];
-      if (!loose[v] && !(path_distance(uv, duv, v, c[(k + 1) % 3], c[(k + 2) % 3], need) >= need))
-        loose[v] = 1;
-    }
-}
-
-/* loose[v] = 1 where boundary vertex v may come within need of a boundary edge not holding it
- * along the path (pairs whose boxes over the path, inflated by need, do not overlap stay
- * farther); *simple 0 where it may come within eps (the boundary may cease to be simple) */
-static ms_status boundary_path(ms_planar *w, const ms_model *m, double need, double eps,
-                               double cell, int threads, unsigned char *loose, int *simple) {
-  const double *uv = w->uv.p, *duv = w->duv.p;
-  double *plo = w->lo.p, *phi = w->hi.p, *blo = w->blo.p, *bhi = w->bhi.p;
-  const int *hit, *bedge = w->bnd.p;
-  int nhit, nb = w->nb;
-  for (int e = 0; e < nb; e++)
-    for (int t = 0; t < 3; t++) {
-      const int *g = bedge + 2 * e;
-      double a = uv[3 * g[0] + t], b = a + duv[3 * g[0] + t], c = uv[3 * g[1] + t],
-             d = c + duv[3 * g[1] + t], r = t < 2 ? need : 0.0;
-      plo[3 * e + t] = ms_min(a, b) - r, phi[3 * e + t] = ms_max(a, b) + r;
-      blo[3 * e + t] = ms_min(ms_min(a, b), ms_min(c, d));
-      bhi[3 * e + t] = ms_max(ms_max(a, b), ms_max(c, d));
-    }
-  ms_status st =
-      ms_hash_overlaps(&w->hash, plo, phi, nb, blo, bhi, nb, 0, cell, threads, &hit, &nhit);
-  *simple = st == MS_OK;
-  for (int k = 0; k < nhit && *simple; k++) {
-    int v = bedge[2 * hit[2 * k]];
-    const int *e = bedge + 2 * hit[2 * k + 1];
-    if (v == e[0] || v == e[1]) continue;
-    double low = path_distance(uv, duv, v, e[0], e[1], need);
-    if (!(low >= need)) loose[v] = 1;
-    *simple = low > eps;
-  }
-  return st;
-}
-
 ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, const double *y,
                          double floor, double cell, int threads, int *certified,
                          unsigned char *loose) {
@@ -604,12 +594,12 @@ ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, con
   for (int k = 0; k < 3 * m->nv; k++) duv[k] = y[k] - x[k];
   if (!isfinite(margin(m, duv, floor))) return *certified = 0, MS_OK;
   project(m, duv, a, duv);
-  // the triangles that may flip on the way are dropped too (one to one at x, so on the rest)
-  unsigned char *good = w->good.p;
-  if (drop_flips(m, w->uv.p, duv, good) && !(*certified = kept(w, m, good))) return MS_OK;
-  memset(loose, 0, m->nv);
-  for (int f = 0; f < m->nf; f++)
-    for (int k = 0; k < 3 && !good[f]; k++) loose[m->face[3 * f + k]] = 1;
-  link_path(m, w->uv.p, duv, need, loose);
-  return boundary_path(w, m, need, eps, cell, threads, loose, certified);
+  // the triangles that may flip on the way are dropped too, and those whose boundary may cease
+  // to be simple (what is left is one to one at x, a part of G, and stays so)
+  drop_flips(m, w->uv.p, duv, w->good.p);
+  if ((st = settle(w, m, duv, need, eps, cell, threads, certified)) != MS_OK || !*certified)
+    return st;
+  const double *sigma = w->sigma.p;
+  for (int v = 0; v < m->nv; v++) loose[v] = !(sigma[v] >= need);
+  return MS_OK;
 }

@@ -13,6 +13,8 @@ double ms_pair_dist2(ms_pair_kind kind, const double x[12], double grad[12], dou
  * (a* = sum of c_k x_k over the first primitive, b* = -sum over the second: c >= 0 on the
  * first, <= 0 on the second), read off grad_k d^2 = 2 c_k (a* - b*); n and c zero at d = 0 */
 double ms_pair_closest(ms_pair_kind kind, const double x[12], double n[3], double c[4]);
+/* 1 when the primitives v[0 .. na) and v[na .. n) (vertex indices) share a vertex */
+int ms_shares_vertex(const int *v, int na, int n);
 /* 1 when segment (a, b) meets triangle (t0, t1, t2), touching included; 0 otherwise */
 int ms_segment_meets_triangle(const double a[3], const double b[3], const double t0[3],
                               const double t1[3], const double t2[3]);

@@ -498,9 +498,23 @@ static ms_status search(ms_planar *w, const double *alo, const double *ahi, int 
   return st;
 }
 
+/* the n pairs p of kind (index pairs: point and triangle, or edge and edge) less those whose
+ * primitives share a vertex (the narrow phase would drop them), in order; how many are left */
+static int apart_pairs(const ms_model *m, ms_pair_kind kind, int *p, int n) {
+  int left = 0, na = kind == MS_PAIR_PT ? 1 : 2;
+  for (int k = 0; k < n; k++) {
+    int i = p[2 * k], j = p[2 * k + 1], v[5];
+    const int *a = kind == MS_PAIR_PT ? &i : m->fedge + 2 * i;
+    const int *b = kind == MS_PAIR_PT ? m->face + 3 * j : m->fedge + 2 * j;
+    for (int t = 0; t < 4; t++) v[t] = t < na ? a[t] : b[t - na];
+    if (!ms_shares_vertex(v, na, 4)) p[2 * left] = i, p[2 * left + 1] = j, left++;
+  }
+  return left;
+}
+
 /* the point-triangle pairs with a tight vertex: every triangle against the tight points, and
  * every point against the triangles that hold one (the few tight ones hashed, the many
- * looking them up), sorted, once */
+ * looking them up), sharing no vertex, sorted, once */
 static ms_status tight_points(ms_planar *w, const ms_model *m, double bar, double cell, int threads,
                               const ms_planar_boxes *b, int *npt) {
   int n[2], count = holding(w, NULL, m->nv, 1, bar, b->plo, b->phi);
@@ -513,21 +527,21 @@ static ms_status tight_points(ms_planar *w, const ms_model *m, double bar, doubl
   int *p = w->out[0].p;
   memcpy(p, w->hit[0].p, 2 * sizeof(int) * n[0]);
   memcpy(p + 2 * n[0], w->hit[1].p, 2 * sizeof(int) * n[1]);
-  *npt = ms_unique_pairs(p, n[0] + n[1], &w->sort);
+  *npt = ms_unique_pairs(p, apart_pairs(m, MS_PAIR_PT, p, n[0] + n[1]), &w->sort);
   return MS_OK;
 }
 
-/* the edge-edge pairs with a tight vertex: every edge against the edges that hold one, each
- * pair lower edge first, sorted, once */
+/* the edge-edge pairs with a tight vertex: every edge against the edges that hold one, sharing
+ * no vertex, each pair lower edge first, sorted, once */
 static ms_status tight_edges(ms_planar *w, const ms_model *m, double bar, double cell, int threads,
                              const ms_planar_boxes *b, int *nee) {
   int nhit, count = holding(w, m->fedge, m->ne, 2, bar, b->elo, b->ehi);
   ms_status st = search(w, b->elo, b->ehi, m->ne, count, cell, threads, w->out + 1, 0, &nhit);
   if (st != MS_OK) return st;
-  int *p = w->out[1].p, n = 0;
-  for (int k = 0; k < nhit; k++) {
+  int *p = w->out[1].p, n = apart_pairs(m, MS_PAIR_EE, p, nhit);
+  for (int k = 0; k < n; k++) {
     int i = p[2 * k], j = p[2 * k + 1];
-    if (i != j) p[2 * n] = i < j ? i : j, p[2 * n + 1] = i < j ? j : i, n++;
+    p[2 * k] = i < j ? i : j, p[2 * k + 1] = i < j ? j : i;
   }
   *nee = ms_unique_pairs(p, n, &w->sort);
   return MS_OK;

@@ -108,14 +108,6 @@ int ms_self_in_ring(const ms_model *m, const ms_sc_pair *p) {
   return 0;
 }
 
-/* 1 when the primitives v[0 .. na) and v[na .. n) share a vertex */
-static int shares_vertex(const int *v, int na, int n) {
-  for (int a = 0; a < na; a++)
-    for (int b = na; b < n; b++)
-      if (v[a] == v[b]) return 1;
-  return 0;
-}
-
 static int compare_int(const void *a, const void *b) {
   int x = *(const int *)a, y = *(const int *)b;
   return (x > y) - (x < y);
@@ -233,7 +225,7 @@ static void narrow_block(void *ctx, int lo, int hi) {
     double *dist = c->w->hdist.p;
     char *ring = c->w->hring.p;
     dist[k] = -1;
-    if (shares_vertex(p.v, na, 4)) continue;
+    if (ms_shares_vertex(p.v, na, 4)) continue;
     if (!c->sweep) ms_self_gather(&p, c->x, q);
     dist[k] = c->sweep ? 0.0 : sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
     ring[k] = (char)(c->sweep || ms_self_in_ring(c->m, &p));
@@ -386,7 +378,7 @@ ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int 
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *e = m->fedge + 2 * hit[2 * k], *f = m->face + 3 * hit[2 * k + 1];
     int v[5] = {e[0], e[1], f[0], f[1], f[2]};
-    if (shares_vertex(v, 2, 5)) continue;
+    if (ms_shares_vertex(v, 2, 5)) continue;
     *count += ms_segment_meets_triangle(x + 3 * e[0], x + 3 * e[1], x + 3 * f[0], x + 3 * f[1],
                                         x + 3 * f[2]);
   }

@@ -304,9 +304,10 @@ def test_a_path_through_the_other_side_is_not_certified():
     assert not certified
 
 
-def test_the_sweep_of_some_vertices_holds_every_swept_pair_of_theirs():
-    # a cloth swinging far in one step: the pairs swept for a random half of the vertices hold
-    # every pair of the full sweep that has one of them
+def test_the_sweep_of_some_vertices_finds_exactly_the_swept_pairs_of_theirs():
+    # a cloth swinging far in one step: the pairs swept for a random tenth of the vertices are
+    # exactly the pairs of the full sweep that have one of them (in the patches they share
+    # with the others, only pairs with one of their primitives go through the broad phase)
     sim = hanging(20)
     for _ in range(8):
         sim.step(1 / 30, "fms", history=False)
@@ -317,6 +318,5 @@ def test_the_sweep_of_some_vertices_holds_every_swept_pair_of_theirs():
         only = rng.uniform(size=sim.n_vertices) < 0.1
         some = {tuple(p) for p in sim._swept_pairs(y - sim.positions, moving, only)}
         wanted = {tuple(p) for p in everything if only[p[1:]].any()}
-        assert wanted and wanted <= some
-        assert len(some) < len(everything)
+        assert wanted and wanted == some
 

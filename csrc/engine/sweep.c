@@ -25,7 +25,8 @@
  * [0, 1].
  *
  * A sweep of some vertices' pairs (the few a certificate leaves, or the ones still moving)
- * takes only the pairs of patches of which one holds a primitive with such a vertex.
+ * takes only the pairs of patches of which one holds a primitive with such a vertex, and of
+ * their primitives only those pairs go through the broad phase that have such a primitive.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -52,11 +53,11 @@ typedef struct {
 } kind;
 
 /* one side of a pair of patches: the primitives that may meet the other patch, their boxes in
- * the other's frame */
+ * the other's frame, those holding a wanted vertex first */
 typedef struct {
   double *lo, *hi; /* (n, 3) */
   int *id;         /* (n) the primitives */
-  int n;
+  int n, nwanted;  /* all, and the first nwanted hold a wanted vertex */
 } side;
 
 /* the scratch arrays of a sweep, kept between calls */
@@ -203,24 +204,55 @@ static ms_status append(ms_sweep *w, int which, const side *a, const side *b, co
   return MS_OK;
 }
 
+/* 1 when primitive p of k holds a vertex of only (NULL: every vertex) */
+static int holds(const kind *k, int p, const unsigned char *only) {
+  for (int v = 0; v < k->k && only; v++)
+    if (only[k->idx ? k->idx[k->k * p + v] : p]) return 1;
+  return !only;
+}
+
 /* into out, k's primitives of patch P whose boxes, grown by the segment from 0 to d, overlap
- * the box (lo, hi) */
+ * the box (lo, hi): first those that hold a vertex of only, then the others */
 static void facing(const kind *k, int P, const double d[3], const double *lo, const double *hi,
-                   side *out) {
+                   const unsigned char *only, side *out) {
   out->n = 0;
-  for (int j = k->start[P]; j < k->start[P + 1]; j++) {
-    if (!shifted_overlap(k->lo + 3 * j, k->hi + 3 * j, d, lo, hi)) continue;
-    for (int t = 0; t < 3; t++) {
-      out->lo[3 * out->n + t] = k->lo[3 * j + t] + ms_min(d[t], 0.0);
-      out->hi[3 * out->n + t] = k->hi[3 * j + t] + ms_max(d[t], 0.0);
+  for (int wanted = 1; wanted >= 0; wanted--) {
+    for (int j = k->start[P]; j < k->start[P + 1]; j++) {
+      if (holds(k, k->member[j], only) != wanted ||
+          !shifted_overlap(k->lo + 3 * j, k->hi + 3 * j, d, lo, hi))
+        continue;
+      for (int t = 0; t < 3; t++) {
+        out->lo[3 * out->n + t] = k->lo[3 * j + t] + ms_min(d[t], 0.0);
+        out->hi[3 * out->n + t] = k->hi[3 * j + t] + ms_max(d[t], 0.0);
+      }
+      out->id[out->n++] = k->member[j];
     }
-    out->id[out->n++] = k->member[j];
+    if (wanted) out->nwanted = out->n;
   }
+}
+
+/* the part [from, to) of side a */
+static side part(const side *a, int from, int to) {
+  return (side){a->lo + 3 * (size_t)from, a->hi + 3 * (size_t)from, a->id + from, to - from, 0};
+}
+
+/* the broad phase's pairs of sides a and b (same: a is b, each pair once) into w's list */
+static ms_status hashed(ms_sweep *w, const sweeping *s, int which, const side *a, const side *b,
+                        int same) {
+  const int *hit;
+  int nhit;
+  if (!a->n || !b->n) return MS_OK;
+  ms_status st = ms_hash_overlaps(&w->hash, a->lo, a->hi, a->n, b->lo, b->hi, b->n, same, s->cell,
+                                  s->threads, &hit, &nhit);
+  return st == MS_OK ? append(w, which, a, b, hit, nhit) : st;
 }
 
 /* the pairs of a's primitives in patch P and b's in Q, into w's list `which`, compared in Q's
  * frame: only those of P whose boxes (grown by c_P - c_Q) meet Q's box, and those of Q that
- * meet P's box so grown, take part. same: a is b and P is Q, all take part */
+ * meet P's box so grown, take part, and of those only pairs with a primitive holding a vertex
+ * of s->only (the wanted ones of P against all of Q's, then P's others against Q's wanted).
+ * same: a is b and P is Q, all take part (the wanted against each other, then against the
+ * others) */
 static ms_status patch_pair(ms_sweep *w, sweeping *s, int which, const kind *a, int P,
                             const kind *b, int Q, int same) {
   double d[3], none[3] = {0, 0, 0}, plo[3], phi[3];
@@ -229,14 +261,12 @@ static ms_status patch_pair(ms_sweep *w, sweeping *s, int which, const kind *a, 
     plo[t] = s->plo[3 * P + t] + ms_min(d[t], 0.0), phi[t] = s->phi[3 * P + t] + ms_max(d[t], 0.0);
   }
   side *sa = s->side, *sb = same ? s->side : s->side + 1;
-  facing(a, P, d, s->plo + 3 * Q, s->phi + 3 * Q, sa);
-  if (!same) facing(b, Q, none, plo, phi, sb);
-  if (!sa->n || !sb->n) return MS_OK;
-  const int *hit;
-  int nhit;
-  ms_status st = ms_hash_overlaps(&w->hash, sa->lo, sa->hi, sa->n, sb->lo, sb->hi, sb->n, same,
-                                  s->cell, s->threads, &hit, &nhit);
-  return st == MS_OK ? append(w, which, sa, sb, hit, nhit) : st;
+  facing(a, P, d, s->plo + 3 * Q, s->phi + 3 * Q, s->only, sa);
+  if (!same) facing(b, Q, none, plo, phi, s->only, sb);
+  side wa = part(sa, 0, sa->nwanted), oa = part(sa, sa->nwanted, sa->n);
+  side wb = part(sb, 0, sb->nwanted);
+  ms_status st = hashed(w, s, which, &wa, same ? &wa : sb, same);
+  return st == MS_OK ? hashed(w, s, which, &oa, &wb, 0) : st;
 }
 
 /* the pairs of primitives of patches P and Q (P <= Q) */

@@ -131,37 +131,38 @@ static void cross2_hess(const double *y, int bu, int bv, double *h) {
 }
 
 /* |u x v|^2 of blocks bu, bv of y; where g is given, its gradient (2 v x n, 2 n x u with
- * n = u x v) added to g and its Hessian to h */
+ * n = u x v) added to g, and where h is, its Hessian to h */
 static double cross2(const double *y, int bu, int bv, double *g, double *h) {
   double n[3], gu[3], gv[3];
   cross(y + 3 * bu, y + 3 * bv, n);
   if (!g) return dot(n, n);
   cross(y + 3 * bv, n, gu), cross(n, y + 3 * bu, gv);
   for (int t = 0; t < 3; t++) g[3 * bu + t] += 2 * gu[t], g[3 * bv + t] += 2 * gv[t];
-  cross2_hess(y, bu, bv, h);
+  if (h) cross2_hess(y, bu, bv, h);
   return dot(n, n);
 }
 
-/* s = w.(u x v), y = (u, v, w); where g is given, g = (v x w, w x u, u x v) and its Hessian
- * (blocks -[w]x at (u, v), [v]x at (u, w), -[u]x at (v, w)) added to h */
+/* s = w.(u x v), y = (u, v, w); where g is given, g = (v x w, w x u, u x v), and where h is,
+ * its Hessian (blocks -[w]x at (u, v), [v]x at (u, w), -[u]x at (v, w)) added to h */
 static double triple(const double *y, double *g, double *h) {
   const double *u = y, *v = y + 3, *w = y + 6;
   double n[3];
   cross(u, v, n);
   if (!g) return dot(w, n);
   cross(v, w, g), cross(w, u, g + 3), cross(u, v, g + 6);
-  add_skew(h, 0, 1, w, -1), add_skew(h, 0, 2, v, 1), add_skew(h, 1, 2, u, -1);
+  if (h) add_skew(h, 0, 1, w, -1), add_skew(h, 0, 2, v, 1), add_skew(h, 1, 2, u, -1);
   return dot(w, n);
 }
 
-/* f = a/b; where ga is given, ga and ha (the derivatives of a, n variables) become those of f
- * from gb and hb (b's): g = (ga - f gb)/b, h = (ha - f hb - gb g^T - g gb^T)/b */
+/* f = a/b; where ga is given, ga and ha (the derivatives of a, n variables; ha only where
+ * given) become those of f from gb and hb (b's): g = (ga - f gb)/b,
+ * h = (ha - f hb - gb g^T - g gb^T)/b */
 static double quotient(int n, double a, double *ga, double *ha, double b, const double *gb,
                        const double *hb) {
   double f = a / b;
   if (!ga) return f;
   for (int i = 0; i < n; i++) ga[i] = (ga[i] - f * gb[i]) / b;
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n && ha; i++)
     for (int j = 0; j < n; j++) {
       double *hij = ha + i * N + j;
       *hij = (*hij - f * hb[i * N + j] - gb[i] * ga[j] - ga[i] * gb[j]) / b;
@@ -169,17 +170,22 @@ static double quotient(int n, double a, double *ga, double *ha, double b, const 
   return f;
 }
 
+/* Each closed form below returns the squared distance of the difference vectors y, its
+ * gradient into g where g is given (zeroed), and its Hessian into h where h is too (zeroed):
+ * a distance alone sets up no derivative arrays. */
+
 /* point-point |y|^2 */
 static double pp_d2(const double *y, double *g, double *h) {
   for (int t = 0; g && t < 3; t++) g[t] = 2 * y[t];
-  if (g) add_eye(h, 0, 0, 2);
+  if (h) add_eye(h, 0, 0, 2);
   return dot(y, y);
 }
 
 /* point-line |w x e|^2 / |e|^2, y = (w, e) */
 static double pl_d2(const double *y, double *g, double *h) {
-  double gb[N] = {0}, hb[N * N] = {0};
   double a = cross2(y, 0, 1, g, h), b = dot(y + 3, y + 3);
+  if (!g) return a / b;
+  double gb[N] = {0}, hb[N * N] = {0};
   for (int t = 0; t < 3; t++) gb[3 + t] = 2 * y[3 + t];
   add_eye(hb, 1, 1, 2);
   return quotient(6, a, g, h, b, gb, hb);
@@ -187,12 +193,16 @@ static double pl_d2(const double *y, double *g, double *h) {
 
 /* point-plane and line-line s^2 / |u x v|^2, s = w.(u x v), y = (u, v, w) */
 static double plane_d2(const double *y, double *g, double *h) {
+  if (!g) {
+    double s = triple(y, NULL, NULL);
+    return s * s / cross2(y, 0, 1, NULL, NULL);
+  }
   double gs[N], gb[N] = {0}, hb[N * N] = {0};
-  double s = triple(y, g ? gs : NULL, h), b = cross2(y, 0, 1, g ? gb : NULL, hb);
+  double s = triple(y, gs, h), b = cross2(y, 0, 1, gb, h ? hb : NULL);
   // derivatives of s^2: 2 s gs and 2 (gs gs^T + s Hs), Hs in h
-  for (int i = 0; g && i < N; i++) {
+  for (int i = 0; i < N; i++) {
     g[i] = 2 * s * gs[i];
-    for (int j = 0; j < N; j++) h[i * N + j] = 2 * (gs[i] * gs[j] + s * h[i * N + j]);
+    for (int j = 0; j < N && h; j++) h[i * N + j] = 2 * (gs[i] * gs[j] + s * h[i * N + j]);
   }
   return quotient(N, s * s, g, h, b, gb, hb);
 }
@@ -258,10 +268,12 @@ static double (*const form[4])(const double *, double *, double *) = {NULL, pp_d
 /* squared distance of feature ft of the points x, with its gradient and Hessian in x where
  * asked */
 static double eval(const double *x, const feature *ft, double *grad, double *hess) {
-  double y[N], g[N] = {0}, h[N * N] = {0};
-  int want = grad || hess;
+  double y[N];
   for (int j = 0; j < ft->k; j++) sub(x + 3 * ft->plus[j], x + 3 * ft->minus[j], y + 3 * j);
-  double f = form[ft->k](y, want ? g : NULL, want ? h : NULL);
+  if (!grad && !hess) return form[ft->k](y, NULL, NULL);
+  double g[N] = {0}, h[N * N];
+  if (hess) memset(h, 0, sizeof(h));
+  double f = form[ft->k](y, g, hess ? h : NULL);
   if (grad) scatter_grad(ft, g, grad);
   if (hess) scatter_hess(ft, h, hess);
   return f;

@@ -26,6 +26,9 @@
 
 /* below this fraction of dhat a distance counts as this fraction (keeps b finite) */
 #define MS_BARRIER_FLOOR 1e-9
+/* a pair whose bounding boxes are more than (1 + this) dhat^2 apart (squared) has no energy,
+ * far beyond the rounding of its squared distance: its exact distance is not computed */
+#define MS_BARRIER_BOXES 1e-6
 
 /* b(d) [J], its slope e1 [N] and curvature e2 [N/m] */
 double ms_barrier(double d, double dhat, double kappa, double *e1, double *e2) {
@@ -59,9 +62,11 @@ static void pair_hessian(double d, double e1, double e2, const double gs[12], do
 double ms_pair_energy(const ms_model *m, int kind, const double q[12], ms_spd spd, double grad[12],
                       double hess[144]) {
   double gs[12], hs[144], e1, e2, dhat = m->sc_thickness;
-  double s = ms_pair_dist2(kind, q, NULL, NULL);
   if (grad) memset(grad, 0, sizeof(gs));
   if (hess) memset(hess, 0, sizeof(hs));
+  // most pairs (found within twice the thickness) lie beyond it: their boxes say so
+  if (ms_pair_box_dist2(kind, q) > (1 + MS_BARRIER_BOXES) * dhat * dhat) return 0.0;
+  double s = ms_pair_dist2(kind, q, NULL, NULL);
   if (!(s < dhat * dhat)) return 0.0;
 
   // within the thickness: the derivatives of s, then the chain rule of the file comment

@@ -392,6 +392,20 @@ double ms_pair_dist2(ms_pair_kind kind, const double x[12], double grad[12], dou
   return d2;
 }
 
+double ms_pair_box_dist2(ms_pair_kind kind, const double x[12]) {
+  int na = kind == MS_PAIR_PT ? 1 : 2;
+  double d2 = 0;
+  for (int t = 0; t < 3; t++) {
+    double alo = x[t], ahi = x[t], blo = x[3 * na + t], bhi = blo;
+    for (int k = 1; k < na; k++) alo = ms_min(alo, x[3 * k + t]), ahi = ms_max(ahi, x[3 * k + t]);
+    for (int k = na + 1; k < 4; k++)
+      blo = ms_min(blo, x[3 * k + t]), bhi = ms_max(bhi, x[3 * k + t]);
+    double gap = ms_max(ms_max(blo - ahi, alo - bhi), 0.0);
+    d2 += gap * gap;
+  }
+  return d2;
+}
+
 /* ---------------------------------------------------------------- segment-triangle */
 
 /* 1 when none of o[0 .. 3) is negative or none positive */

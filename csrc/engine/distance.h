@@ -8,6 +8,9 @@ typedef enum { MS_PAIR_PT = 0, MS_PAIR_EE } ms_pair_kind;
 /* squared distance [m^2] between the pair's primitives; grad (12) and hess (12x12 row-major)
  * of it with respect to x when not NULL */
 double ms_pair_dist2(ms_pair_kind kind, const double x[12], double grad[12], double hess[144]);
+/* squared distance [m^2] between the bounding boxes of the pair's primitives: at most
+ * ms_pair_dist2, for a fraction of its cost */
+double ms_pair_box_dist2(ms_pair_kind kind, const double x[12]);
 /* the distance [m] between the pair's primitives and their closest points: the unit normal n
  * from the second primitive's closest point b* to the first's a*, and the vertices' weights c
  * (a* = sum of c_k x_k over the first primitive, b* = -sum over the second: c >= 0 on the

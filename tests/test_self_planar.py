@@ -292,6 +292,18 @@ def test_an_inner_vertex_pushed_past_its_neighbour_leaves_its_surroundings_loose
     assert near.max() <= 2 and loose.sum() <= 12
 
 
+def test_a_path_to_a_far_point_takes_its_rounding_margin_from_there():
+    # one vertex of a 10 cm cloth sent 1e9 m away: distances computed along its path round at
+    # about 1e-7 m, and the test that the boundary stays simple compares them with the margin;
+    # one taken from the start (1e-10 m) would lie below that rounding. Taken from the far end
+    # it exceeds the cloth, and the path is refused (the step's end then sweeps every pair)
+    sim = height_field(8, 0, jitter=0.1)
+    y = sim.positions
+    y[27] = 1e9
+    certified, _ = sim._planar_path(y, 1e-4)
+    assert not certified
+
+
 def test_a_path_through_the_other_side_is_not_certified():
     # one row of a flat cloth pushed through the rows beside it: the strip of triangles between
     # it and the next row flips and cuts the cloth in two, and leaving out the strip and one

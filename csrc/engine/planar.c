@@ -382,11 +382,14 @@ static int covers_once(ms_planar *w, const ms_model *m, double eps) {
 }
 
 /* the rounding margin eps of distances near r at x: projected and measured distances are
- * exact to far better than it */
+ * exact to far better than it; infinite where a coordinate is NaN or beyond MS_PLANAR_BIG */
 static double margin(const ms_model *m, const double *x, double r) {
   double big = 0;
-  for (int k = 0; k < 3 * m->nv; k++) big = ms_max(big, fabs(x[k]));
-  return big < MS_PLANAR_BIG ? MS_PLANAR_EPS * (r + big) : INFINITY;
+  for (int k = 0; k < 3 * m->nv; k++) {
+    if (!(fabs(x[k]) < MS_PLANAR_BIG)) return INFINITY; /* NaN too */
+    big = ms_max(big, fabs(x[k]));
+  }
+  return MS_PLANAR_EPS * (r + big);
 }
 
 /* b grown to n elements of `size` bytes; 1, or 0 when out of memory */
@@ -604,14 +607,14 @@ ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, con
   ms_planar *w = *wp ? *wp : ms_alloc(1, sizeof(ms_planar));
   if (!w) return MS_ENOMEM;
   *wp = w;
-  double eps = margin(m, x, floor), need = floor + eps, a[3];
+  // the rounding margin of the larger of the paths' ends (infinite: refused)
+  double eps = ms_max(margin(m, x, floor), margin(m, y, floor)), need = floor + eps, a[3];
   ms_status st = certify(w, m, x, eps, need, cell, threads, a, certified);
   if (st != MS_OK || !*certified) return st;
   if (!room(&w->duv, 3 * (size_t)m->nv, sizeof(double))) return *certified = 0, MS_ENOMEM;
   // the displacements projected like the positions (the projection is linear)
   double *duv = w->duv.p;
   for (int k = 0; k < 3 * m->nv; k++) duv[k] = y[k] - x[k];
-  if (!isfinite(margin(m, duv, floor))) return *certified = 0, MS_OK;
   project(m, duv, a, duv);
   // the triangles that may flip on the way are dropped too, and those whose boundary may cease
   // to be simple (what is left is one to one at x, a part of G, and stays so)

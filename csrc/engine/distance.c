@@ -393,15 +393,20 @@ double ms_pair_dist2(ms_pair_kind kind, const double x[12], double grad[12], dou
 }
 
 double ms_pair_box_dist2(ms_pair_kind kind, const double x[12]) {
-  int na = kind == MS_PAIR_PT ? 1 : 2;
+  // plain comparisons (no NaN rule: a pair with a NaN has no distance, and no energy, either way)
+  const double *b = x + (kind == MS_PAIR_PT ? 3 : 6);
   double d2 = 0;
   for (int t = 0; t < 3; t++) {
-    double alo = x[t], ahi = x[t], blo = x[3 * na + t], bhi = blo;
-    for (int k = 1; k < na; k++) alo = ms_min(alo, x[3 * k + t]), ahi = ms_max(ahi, x[3 * k + t]);
-    for (int k = na + 1; k < 4; k++)
-      blo = ms_min(blo, x[3 * k + t]), bhi = ms_max(bhi, x[3 * k + t]);
-    double gap = ms_max(ms_max(blo - ahi, alo - bhi), 0.0);
-    d2 += gap * gap;
+    double alo = x[t], ahi = x[t], blo = b[t], bhi = b[t];
+    if (kind == MS_PAIR_EE) {
+      alo = x[3 + t] < alo ? x[3 + t] : alo, ahi = x[3 + t] > ahi ? x[3 + t] : ahi;
+      blo = b[3 + t] < blo ? b[3 + t] : blo, bhi = b[3 + t] > bhi ? b[3 + t] : bhi;
+    } else {
+      for (int k = 3; k < 9; k += 3)
+        blo = b[k + t] < blo ? b[k + t] : blo, bhi = b[k + t] > bhi ? b[k + t] : bhi;
+    }
+    double gap = blo - ahi > alo - bhi ? blo - ahi : alo - bhi;
+    d2 += gap > 0 ? gap * gap : 0.0;
   }
   return d2;
 }

@@ -106,18 +106,9 @@ static double closing(const ms_sc_pair *pr, int k, const double n[3], const doub
 
 /* a lower bound on pair pr's distance at x: the gap between its primitives' boxes [m] */
 static double box_gap(const ms_sc_pair *pr, const double *x) {
-  int na = pr->kind == MS_PAIR_PT ? 1 : 2;
-  double g2 = 0;
-  for (int t = 0; t < 3; t++) {
-    double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
-    for (int k = 0; k < 4; k++) {
-      double c = x[3 * pr->v[k] + t];
-      lo[k >= na] = ms_min(lo[k >= na], c), hi[k >= na] = ms_max(hi[k >= na], c);
-    }
-    double g = ms_max(0.0, ms_max(lo[1] - hi[0], lo[0] - hi[1]));
-    g2 += g * g;
-  }
-  return sqrt(g2);
+  double q[12];
+  ms_self_gather(pr, x, q);
+  return sqrt(ms_pair_box_dist2(pr->kind, q));
 }
 
 /* a lower bound on pair pr's distance at the positions of the last detection, whose nearest

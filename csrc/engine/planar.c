@@ -577,10 +577,9 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
 
 /* good[f] = 0 for the kept triangles that may not keep their orientation in the plane along
  * uv + s duv, s in [0, 1] (the signed area, a quadratic in s, has Bernstein coefficients A0,
- * B, A1: positive throughout when A0 and A1 are and B > -sqrt(A0 A1)), by a rounding margin;
- * how many */
-static int drop_flips(const ms_model *m, const double *uv, const double *duv, unsigned char *good) {
-  int flips = 0;
+ * B, A1: positive throughout when A0 and A1 are and B > -sqrt(A0 A1)), by a rounding margin */
+static void drop_flips(const ms_model *m, const double *uv, const double *duv,
+                       unsigned char *good) {
   for (int f = 0; f < m->nf; f++) {
     const int *c = m->face + 3 * f;
     if (!good[f]) continue;
@@ -596,9 +595,8 @@ static int drop_flips(const ms_model *m, const double *uv, const double *duv, un
     double a1 = (e[0] + de[0]) * (g[1] + dg[1]) - (e[1] + de[1]) * (g[0] + dg[0]) - bar;
     double b = a0 + 0.5 * (e[0] * dg[1] - e[1] * dg[0] + de[0] * g[1] - de[1] * g[0]) - bar;
     a0 -= bar;
-    if (!(a0 > 0 && a1 > 0 && (b > 0 || b * b < a0 * a1))) good[f] = 0, flips++;
+    if (!(a0 > 0 && a1 > 0 && (b > 0 || b * b < a0 * a1))) good[f] = 0;
   }
-  return flips;
 }
 
 ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, const double *y,

@@ -216,7 +216,7 @@ static int holds(const kind *k, int p, const unsigned char *only) {
 static void facing(const kind *k, int P, const double d[3], const double *lo, const double *hi,
                    const unsigned char *only, side *out) {
   out->n = 0;
-  for (int wanted = 1; wanted >= 0; wanted--) {
+  for (int wanted = 1; wanted >= (only ? 0 : 1); wanted--) {
     for (int j = k->start[P]; j < k->start[P + 1]; j++) {
       if (holds(k, k->member[j], only) != wanted ||
           !shifted_overlap(k->lo + 3 * j, k->hi + 3 * j, d, lo, hi))

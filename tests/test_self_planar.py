@@ -293,10 +293,11 @@ def test_an_inner_vertex_pushed_past_its_neighbour_leaves_its_surroundings_loose
 
 
 def test_a_path_to_a_far_point_takes_its_rounding_margin_from_there():
-    # one vertex of a 10 cm cloth sent 1e9 m away: distances computed along its path round at
+    # one vertex of a 1 m cloth sent 1e9 m away: distances computed along its path round at
     # about 1e-7 m, and the test that the boundary stays simple compares them with the margin;
-    # one taken from the start (1e-10 m) would lie below that rounding. Taken from the far end
-    # it exceeds the cloth, and the path is refused (the step's end then sweeps every pair)
+    # one taken from the start (1e-9 m) would lie below that rounding. Taken from the far end
+    # (1 m) it exceeds the cloth's edges, and the path is refused (the step's end then sweeps
+    # every pair)
     sim = height_field(8, 0, jitter=0.1)
     y = sim.positions
     y[27] = 1e9

@@ -154,6 +154,49 @@ def test_energy_has_a_self_contact_term_whose_forces_are_its_gradient():
     assert slope == pytest.approx(-np.sum(f * direction), rel=1e-6)
 
 
+def barrier(d, dhat, kappa):
+    """The pair energy of barrier.c's file comment [J] at distance d: a quadratic penalty from
+    dhat down to tau = dhat/2, a log barrier below, nothing beyond dhat."""
+    tau = dhat / 2
+    if d >= dhat:
+        return 0.0
+    if d >= tau:
+        return kappa / 2 * (dhat - d) ** 2
+    return kappa * tau**2 * (0.5 - np.log(d / tau))
+
+
+def test_the_self_contact_energy_is_the_sum_of_every_close_pairs_barrier():
+    # two roughened 1 m sheets a thickness apart: their pairs straddle the thickness, where a
+    # pair's energy starts (and where comparing the primitives' boxes first decides most of
+    # them). energy()["self_contact"] is the barrier of every point-triangle and edge-edge pair
+    # across the sheets at its exact distance, summed here pair by pair (no pair within a sheet
+    # comes within the thickness)
+    mesh = msim.mesh.cloth_grid(6, 6)
+    dhat, kappa, nv = 0.02, 500.0, len(mesh.vertices)
+    x = np.vstack([mesh.vertices, mesh.vertices + [0.013, dhat, 0.021]])
+    x[:, 1] += np.random.default_rng(4).uniform(-0.3 * dhat, 0.3 * dhat, len(x))
+    sim = msim.System(x, np.vstack([mesh.edges, mesh.edges + nv]),
+                      faces=np.vstack([mesh.faces, mesh.faces + nv]), self_contact=True,
+                      self_thickness=dhat, self_stiffness=kappa, gravity=[0.0, 0.0, 0.0])
+    edges = msim.mesh.unique_edges(msim.mesh.cell_edges("triangle", mesh.faces))
+    expected, distances = 0.0, []
+    for a, b in ((0, nv), (nv, 0)):
+        for v in range(nv):
+            for f in mesh.faces:
+                d = np.sqrt(msim._core._pair_distance("pt", x[np.r_[v + a, f + b]])[0])
+                distances.append(d)
+                expected += barrier(d, dhat, kappa)
+    for e in edges:
+        for g in edges:
+            d = np.sqrt(msim._core._pair_distance("ee", x[np.r_[e, g + nv]])[0])
+            distances.append(d)
+            expected += barrier(d, dhat, kappa)
+    distances = np.array(distances)
+    assert np.sum(distances < dhat) > 20
+    assert np.sum((distances > dhat) & (distances < 1.2 * dhat)) > 20
+    assert sim.energy()["self_contact"] == pytest.approx(expected, rel=1e-12)
+
+
 # ---------------------------------------------------------------- a bad start, bad faces
 
 

@@ -130,6 +130,53 @@ def test_detection_on_a_cloth_with_a_corner_folded_over_is_the_same_by_the_certi
     assert used and pairs > 500
 
 
+def across(sim, left, right):
+    """How many of the detected pairs join a vertex of `left` to one of `right`."""
+    pairs = sim._detected_pairs(True)[0]
+    a, b = np.isin(pairs, left), np.isin(pairs, right)
+    return int(np.sum(a.any(axis=1) & b.any(axis=1)))
+
+
+def test_pairs_across_a_narrow_notch_in_a_cloth_are_found_by_the_certificate():
+    # a flat 12 x 12 cloth with a notch cut from one edge halfway in, a fifth of an edge wide:
+    # the two sides face each other closer than r across the notch, outside the projection.
+    # A tight vertex's pairs are searched for by walking its triangles only where its disk of
+    # radius r stays inside the projection; here it does not, and the pairs across are found
+    n, c = 12, 5
+    mesh = msim.mesh.cloth_grid(n, n)
+    edge = 1.0 / (n - 1)
+    cell = np.arange(len(mesh.faces)) // 2
+    row, col = cell // (n - 1), cell % (n - 1)
+    faces = mesh.faces[~((col == c) & (row < n // 2))]
+    x = mesh.vertices.copy()
+    x[np.arange(n * n) % n > c, 0] -= 0.8 * edge
+    edges = msim.mesh.unique_edges(msim.mesh.cell_edges("triangle", faces))
+    sim = msim.System(x, edges, faces=faces, self_contact=True, self_thickness=0.3 * edge)
+    used, pairs = detections(sim)
+    index = np.arange(n * n).reshape(n, n)
+    assert used and across(sim, index[: n // 2, c], index[: n // 2, c + 1]) > 10
+
+
+def test_pairs_across_a_pleat_left_out_of_a_cloth_are_found_by_the_certificate():
+    # a flat 12 x 12 cloth with a narrow pleat standing up from its middle rows: the pleat's
+    # steep triangles are left out, a hole in the projection, and the flat cloth on either side
+    # of it, a corner away from the hole's edge, lies closer than r across it: those pairs
+    # hold no corner of a triangle left out, and are found all the same
+    n, c = 12, 5
+    mesh = msim.mesh.cloth_grid(n, n)
+    edge = 1.0 / (n - 1)
+    x = mesh.vertices.copy()
+    index = np.arange(n * n).reshape(n, n)
+    rows = slice(3, n - 3)
+    shift = np.array([0.0] * (c - 1) + [-0.25, -1.1, -2.0, -2.9, -3.75] + [-3.75] * (n - c - 4))
+    x[:, 0] += np.tile(shift * edge, n)
+    x[index[rows, c + 1], 1] += edge
+    sim = msim.System(x, mesh.edges, faces=mesh.faces, self_contact=True,
+                      self_thickness=0.3 * edge)
+    used, pairs = detections(sim)
+    assert used and across(sim, index[rows, c - 1], index[rows, c + 3]) > 10
+
+
 def test_the_certificate_refuses_two_cloths_one_over_the_other():
     # each layer alone is a flat disk, but the two project onto each other: not one disk
     mesh = msim.mesh.cloth_grid(6, 6)

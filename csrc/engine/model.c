@@ -42,6 +42,7 @@ void ms_model_free(ms_model *m) {
   free(m->sphere);
   free(m->face);
   free(m->fedge);
+  free(m->fside);
   free(m->ring_start);
   free(m->ring);
   free(m->ftwin);

@@ -90,6 +90,7 @@ typedef struct {
   int *face;            /* (nf,3) their vertex indices */
   int ne;               /* the triangles' edges */
   int *fedge;           /* (ne,2) their vertex indices, each edge once, in ascending order */
+  int *fside;           /* (nf,3) the fedge index of each triangle's edge from corner k to k + 1 */
   int *ring_start;      /* (nv+1) vertex v's ring is ring[ring_start[v] .. ring_start[v+1]) */
   int *ring;            /* sorted vertices within sc_ring triangle edges of each vertex */
   int disk;             /* 1: the triangles form one topological disk holding every vertex */

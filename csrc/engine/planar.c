@@ -57,6 +57,8 @@
 #include "distance.h"
 #include "hash.h"
 #include "planar.h"
+#include "plane.h"
+#include "walk.h"
 
 /* the least cosine between a kept triangle's normal and the axis. A steeper triangle keeps
  * under 0.3 of its area in the plane, so its corners lie close to their links there and are
@@ -77,37 +79,57 @@
 #define MS_PLANAR_ROUNDS 16
 /* the most boundary loops whose winding is checked */
 #define MS_PLANAR_LOOPS 64
+/* the most triangles a walk about a tight vertex may find before its pairs are hashed */
+#define MS_PLANAR_WALK 256
+
+/* how a vertex's pairs are found: not at all (it is not tight), by hashing, by a walk (to
+ * come, or done) */
+typedef enum {
+  MS_PLANAR_NONE = 0,
+  MS_PLANAR_HASHED,
+  MS_PLANAR_TO_WALK,
+  MS_PLANAR_WALKED
+} ms_planar_by;
 
 /* ---------------------------------------------------------------- the certificate */
 
 struct ms_planar {
   ms_hash *hash;
-  ms_buf uv;       /* (nv,3) double: the projected positions (third coordinate 0) */
-  ms_buf duv;      /* (nv,3) double: a path's projected displacements */
-  ms_buf sigma;    /* (nv) double: the bound sigma_v [m] */
-  ms_buf lo, hi;   /* (3 n) double: boxes of a subset of primitives */
-  ms_buf blo, bhi; /* (3 nb) double: the boundary's edge boxes in the plane */
-  ms_buf good;     /* (nf) unsigned char: the triangles kept (1) */
-  ms_buf bnd;      /* (2 nb) int: the kept triangles' boundary edges, in their direction */
-  ms_buf bface;    /* (nb) int: and the triangle of each */
-  ms_buf vout;     /* (nv) int: per vertex, the boundary edge leaving it (or how many leave) */
-  ms_buf piece;    /* (nf) int: the piece of kept triangles each one is in */
-  int nb;          /* the kept triangles' boundary edges */
-  ms_buf list;     /* (n) int: the tight vertices, or the primitives that hold one */
-  ms_buf alo, ahi; /* (3 n) double: the boxes of a search's many that may meet its few */
-  ms_buf amap;     /* (n) int: their indices among the many */
-  ms_buf hit[2];   /* (2 hits) int: the two searches of point-triangle pairs */
-  ms_buf out[2];   /* (2 hits) int: the pairs found, point-triangle and edge-edge */
-  ms_buf sort;     /* (2 hits) int: the radix sort's copy of them */
+  ms_buf uv;        /* (nv,3) double: the projected positions (third coordinate 0) */
+  ms_buf duv;       /* (nv,3) double: a path's projected displacements */
+  ms_buf sigma;     /* (nv) double: the bound sigma_v [m] */
+  ms_buf beta;      /* (nv) double: beta_v [m] (infinite off the boundary) */
+  ms_buf lo, hi;    /* (3 n) double: boxes of a subset of primitives */
+  ms_buf blo, bhi;  /* (3 nb) double: the boundary's edge boxes in the plane */
+  ms_buf good;      /* (nf) unsigned char: the triangles kept (1) */
+  ms_buf bnd;       /* (2 nb) int: the kept triangles' boundary edges, in their direction */
+  ms_buf bface;     /* (nb) int: and the triangle of each */
+  ms_buf vout;      /* (nv) int: per vertex, the boundary edge leaving it (or how many leave) */
+  ms_buf piece;     /* (nf) int: the piece of kept triangles each one is in */
+  int nb;           /* the kept triangles' boundary edges */
+  ms_buf list;      /* (n) int: the tight vertices, or the primitives that hold one */
+  ms_buf alo, ahi;  /* (3 n) double: the boxes of a search's many that may meet its few */
+  ms_buf amap;      /* (n) int: their indices among the many */
+  ms_buf hit[2];    /* (2 hits) int: the two searches of point-triangle pairs */
+  ms_buf out[2];    /* (2 hits) int: the pairs found, point-triangle and edge-edge */
+  ms_buf sort;      /* (2 hits) int: the radix sort's copy of them */
+  ms_buf how;       /* (nv) unsigned char: how each vertex's pairs are found (ms_planar_by) */
+  ms_buf fseen;     /* (nf) int: the walk that last reached each triangle */
+  ms_buf eseen;     /* (ne) int: the walk that last looked at each edge */
+  ms_buf near;      /* (MS_PLANAR_WALK) int: the triangles one walk found */
+  ms_buf vedge;     /* (2 MS_PLANAR_WALK) int: the edges at its vertex */
+  ms_buf walked[2]; /* (2 pairs) int: the pairs walks found, point-triangle and edge-edge */
 };
 
 void ms_planar_free(void *ws) {
   ms_planar *w = ws;
   if (!w) return;
   ms_hash_free(w->hash);
-  ms_buf *b[] = {&w->uv,   &w->duv,  &w->sigma, &w->lo,     &w->hi,    &w->blo,    &w->bhi,
-                 &w->good, &w->bnd,  &w->bface, &w->vout,   &w->piece, &w->list,   &w->alo,
-                 &w->ahi,  &w->amap, w->hit,    w->hit + 1, w->out,    w->out + 1, &w->sort};
+  ms_buf *b[] = {&w->uv,     &w->duv,  &w->sigma,  &w->beta,  &w->lo,       &w->hi,
+                 &w->blo,    &w->bhi,  &w->good,   &w->bnd,   &w->bface,    &w->vout,
+                 &w->piece,  &w->list, &w->alo,    &w->ahi,   &w->amap,     w->hit,
+                 w->hit + 1, w->out,   w->out + 1, &w->sort,  &w->how,      &w->fseen,
+                 &w->eseen,  &w->near, &w->vedge,  w->walked, w->walked + 1};
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
   free(w);
 }
@@ -220,28 +242,10 @@ static void project(const ms_model *m, const double *x, const double a[3], doubl
   }
 }
 
-/* the length of the plane vector (u, v) (coordinates below MS_PLANAR_BIG: no overflow) */
-static double norm2(double u, double v) {
-  return sqrt(u * u + v * v);
-}
-
-/* the distance in the plane from p to the segment ab */
-static double segment_distance(const double *p, const double *a, const double *b) {
-  double ab[2] = {b[0] - a[0], b[1] - a[1]}, ap[2] = {p[0] - a[0], p[1] - a[1]};
-  double l2 = ab[0] * ab[0] + ab[1] * ab[1], t = l2 > 0 ? (ap[0] * ab[0] + ap[1] * ab[1]) / l2 : 0;
-  t = t < 0 ? 0 : t > 1 ? 1 : t;
-  return norm2(ap[0] - t * ab[0], ap[1] - t * ab[1]);
-}
-
-/* twice the signed area of the plane triangle abc */
-static double orient(const double *a, const double *b, const double *c) {
-  return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
-}
-
 /* the largest move in the plane of vertex v relative to u or w */
 static double relative(const double *duv, int v, int u, int w) {
   const double *a = duv + 3 * v, *b = duv + 3 * u, *c = duv + 3 * w;
-  return ms_max(norm2(a[0] - b[0], a[1] - b[1]), norm2(a[0] - c[0], a[1] - c[1]));
+  return ms_max(ms_plane_norm(a[0] - b[0], a[1] - b[1]), ms_plane_norm(a[0] - c[0], a[1] - c[1]));
 }
 
 /* the distance in the plane from vertex v to the segment (p, q) at uv + s duv */
@@ -250,7 +254,7 @@ static double distance_at(const double *uv, const double *duv, double s, int v, 
   const int id[3] = {v, p, q};
   for (int k = 0; k < 3; k++)
     for (int t = 0; t < 2; t++) y[k][t] = uv[3 * id[k] + t] + s * duv[3 * id[k] + t];
-  return segment_distance(y[0], y[1], y[2]);
+  return ms_plane_gap(y[0], y[1], y[2]);
 }
 
 /* a lower bound on the distance in the plane from vertex v to the segment (p, q) along the
@@ -273,7 +277,7 @@ static double path_distance(const double *uv, const double *duv, int v, int p, i
  * bound on it along the paths uv + s duv that shows `need` where it can */
 static double apart(const double *uv, const double *duv, int v, int p, int q, double need) {
   return duv ? path_distance(uv, duv, v, p, q, need)
-             : segment_distance(uv + 3 * v, uv + 3 * p, uv + 3 * q);
+             : ms_plane_gap(uv + 3 * v, uv + 3 * p, uv + 3 * q);
 }
 
 /* sigma_v = rho_v: each vertex's distance to its link in the plane at uv, or along the paths
@@ -297,19 +301,21 @@ static int drop(unsigned char *good, int f) {
   return was;
 }
 
-/* sigma_v lowered to beta_v on the kept triangles' boundary at uv (duv NULL) or along the
- * paths uv + s duv (capped at cap: only those below it matter); where the projected boundary
- * is not simple by a margin eps (a vertex comes within eps of an edge or, at uv, two edges
+/* beta_v (w->beta, capped at cap: only those below it matter) and sigma_v lowered to it on the
+ * kept triangles' boundary at uv (duv NULL) or along the paths uv + s duv; where the projected
+ * boundary is not simple by a margin eps (a vertex comes within eps of an edge or, at uv, two edges
  * cross; along a path that starts simple, two edges first meet where one's end touches the
  * other), the triangles of those edges dropped (good 0, *drops of them) */
 static ms_status boundary(ms_planar *w, const ms_model *m, const double *duv, double cap,
                           double eps, double cell, int threads, unsigned char *good, int *drops) {
   const double *uv = w->uv.p;
-  double *sigma = w->sigma.p, *plo = w->lo.p, *phi = w->hi.p, *blo = w->blo.p, *bhi = w->bhi.p;
+  double *sigma = w->sigma.p, *beta = w->beta.p, *plo = w->lo.p, *phi = w->hi.p;
+  double *blo = w->blo.p, *bhi = w->bhi.p;
   const int *hit, *bedge = w->bnd.p;
   const int *bface = w->bface.p;
   int nhit, nb = w->nb;
   *drops = 0;
+  for (int v = 0; v < m->nv; v++) beta[v] = INFINITY;
   // each boundary vertex (the start of one boundary edge) against the boundary edges, boxes
   // holding their paths
   for (int e = 0; e < nb; e++)
@@ -329,6 +335,7 @@ static ms_status boundary(ms_planar *w, const ms_model *m, const double *duv, do
     if (v == e[0] || v == e[1]) continue;
     double d = apart(uv, duv, v, e[0], e[1], cap);
     if (!(d > eps)) *drops += drop(good, bface[hit[2 * k]]) + drop(good, bface[hit[2 * k + 1]]);
+    if (d < beta[v]) beta[v] = d;
     if (d < sigma[v]) sigma[v] = d;
   }
   if (st != MS_OK || duv) return st;
@@ -338,7 +345,8 @@ static ms_status boundary(ms_planar *w, const ms_model *m, const double *duv, do
     const int *e = bedge + 2 * hit[2 * k], *g = bedge + 2 * hit[2 * k + 1];
     if (e[0] == g[0] || e[0] == g[1] || e[1] == g[0] || e[1] == g[1]) continue;
     const double *a = uv + 3 * e[0], *b = uv + 3 * e[1], *c = uv + 3 * g[0], *d = uv + 3 * g[1];
-    if (orient(a, b, c) * orient(a, b, d) < 0 && orient(c, d, a) * orient(c, d, b) < 0)
+    if (ms_plane_orient(a, b, c) * ms_plane_orient(a, b, d) < 0 &&
+        ms_plane_orient(c, d, a) * ms_plane_orient(c, d, b) < 0)
       *drops += drop(good, bface[hit[2 * k]]) + drop(good, bface[hit[2 * k + 1]]);
   }
   return st;
@@ -371,10 +379,10 @@ static int covers_once(ms_planar *w, const ms_model *m, double eps) {
       const double *a = uv + 3 * bedge[2 * e], *b = uv + 3 * bedge[2 * e + 1];
       memcpy(seg + 6, a, 3 * sizeof(double)), memcpy(seg + 9, b, 3 * sizeof(double));
       double gap =
-          e == e0 ? segment_distance(q, a, b) : sqrt(ms_pair_dist2(MS_PAIR_EE, seg, NULL, NULL));
+          e == e0 ? ms_plane_gap(q, a, b) : sqrt(ms_pair_dist2(MS_PAIR_EE, seg, NULL, NULL));
       if (!(gap > eps)) return 0;
-      if (a[1] <= q[1] && b[1] > q[1] && orient(a, b, q) > 0) winding++;
-      if (b[1] <= q[1] && a[1] > q[1] && orient(a, b, q) < 0) winding--;
+      if (a[1] <= q[1] && b[1] > q[1] && ms_plane_orient(a, b, q) > 0) winding++;
+      if (b[1] <= q[1] && a[1] > q[1] && ms_plane_orient(a, b, q) < 0) winding--;
     }
     if (winding != 1) return 0;
   }
@@ -429,11 +437,11 @@ static ms_status certify(ms_planar *w, const ms_model *m, const double *x, doubl
   *certified = 0;
   if (!m->disk || !isfinite(eps)) return MS_OK;
   if (!room(&w->uv, 3 * nv, sizeof(double)) || !room(&w->sigma, nv, sizeof(double)) ||
-      !room(&w->good, m->nf, 1) || !room(&w->bnd, 2 * nb, sizeof(int)) ||
-      !room(&w->bface, nb, sizeof(int)) || !room(&w->vout, nv, sizeof(int)) ||
-      !room(&w->piece, m->nf, sizeof(int)) || !room(&w->lo, 3 * nb, sizeof(double)) ||
-      !room(&w->hi, 3 * nb, sizeof(double)) || !room(&w->blo, 3 * nb, sizeof(double)) ||
-      !room(&w->bhi, 3 * nb, sizeof(double)))
+      !room(&w->beta, nv, sizeof(double)) || !room(&w->good, m->nf, 1) ||
+      !room(&w->bnd, 2 * nb, sizeof(int)) || !room(&w->bface, nb, sizeof(int)) ||
+      !room(&w->vout, nv, sizeof(int)) || !room(&w->piece, m->nf, sizeof(int)) ||
+      !room(&w->lo, 3 * nb, sizeof(double)) || !room(&w->hi, 3 * nb, sizeof(double)) ||
+      !room(&w->blo, 3 * nb, sizeof(double)) || !room(&w->bhi, 3 * nb, sizeof(double)))
     return MS_ENOMEM;
   if (!axis(m, x, a, w->good.p)) return MS_OK;
   project(m, x, a, w->uv.p);
@@ -445,15 +453,14 @@ static ms_status certify(ms_planar *w, const ms_model *m, const double *x, doubl
 /* ---------------------------------------------------------------- the pairs it leaves */
 
 /* into w->list, ascending: the n primitives (k vertices each, idx; NULL: the points) that hold
- * a vertex with sigma below bar, and their boxes (from lo, hi) into w->lo, w->hi; their count */
-static int holding(ms_planar *w, const int *idx, int n, int k, double bar, const double *lo,
-                   const double *hi) {
-  const double *sigma = w->sigma.p;
+ * a vertex whose pairs are hashed, and their boxes (from lo, hi) into w->lo, w->hi; their count */
+static int holding(ms_planar *w, const int *idx, int n, int k, const double *lo, const double *hi) {
+  const unsigned char *how = w->how.p;
   int *list = w->list.p, count = 0;
   double *slo = w->lo.p, *shi = w->hi.p;
   for (int i = 0; i < n; i++) {
     int tight = 0;
-    for (int j = 0; j < k; j++) tight |= sigma[idx ? idx[k * i + j] : i] < bar;
+    for (int j = 0; j < k; j++) tight |= how[idx ? idx[k * i + j] : i] == MS_PLANAR_HASHED;
     if (!tight) continue;
     memcpy(slo + 3 * count, lo + 3 * i, 3 * sizeof(double));
     memcpy(shi + 3 * count, hi + 3 * i, 3 * sizeof(double)), list[count++] = i;
@@ -515,33 +522,129 @@ static int apart_pairs(const ms_model *m, ms_pair_kind kind, int *p, int n) {
   return left;
 }
 
-/* the point-triangle pairs with a tight vertex: every triangle against the tight points, and
- * every point against the triangles that hold one (the few tight ones hashed, the many
- * looking them up), sharing no vertex, sorted, once */
-static ms_status tight_points(ms_planar *w, const ms_model *m, double bar, double cell, int threads,
-                              const ms_planar_boxes *b, int *npt) {
-  int n[2], count = holding(w, NULL, m->nv, 1, bar, b->plo, b->phi);
-  ms_status st = search(w, b->flo, b->fhi, m->nf, count, cell, threads, w->hit, 1, n);
-  if (st != MS_OK) return st;
-  count = holding(w, m->face, m->nf, 3, bar, b->flo, b->fhi);
-  if ((st = search(w, b->plo, b->phi, m->nv, count, cell, threads, w->hit + 1, 0, n + 1)) != MS_OK)
-    return st;
-  if (ms_grow(w->out, 2 * ((size_t)n[0] + n[1]), sizeof(int), 0)) return MS_ENOMEM;
-  int *p = w->out[0].p;
-  memcpy(p, w->hit[0].p, 2 * sizeof(int) * n[0]);
-  memcpy(p + 2 * n[0], w->hit[1].p, 2 * sizeof(int) * n[1]);
-  *npt = ms_unique_pairs(p, apart_pairs(m, MS_PAIR_PT, p, n[0] + n[1]), &w->sort);
+/* 1 when box i of (alo, ahi) and box j of (blo, bhi) overlap */
+static int overlap(const double *alo, const double *ahi, int i, const double *blo,
+                   const double *bhi, int j) {
+  const double *a = alo + 3 * i, *b = ahi + 3 * i, *c = blo + 3 * j, *d = bhi + 3 * j;
+  return !(a[0] > d[0] || a[1] > d[1] || a[2] > d[2] || c[0] > b[0] || c[1] > b[1] || c[2] > b[2]);
+}
+
+/* the pair (i, j) appended to the n pairs of out; 0 when out of memory */
+static int push(ms_buf *out, int *n, int i, int j) {
+  if (ms_grow(out, 2 * ((size_t)*n + 1), sizeof(int), 2 * (size_t)*n)) return 0;
+  int *p = out->p;
+  p[2 * *n] = i, p[2 * *n + 1] = j, (*n)++;
+  return 1;
+}
+
+/* the pairs of tight vertex v whose boxes b overlap, from the n triangles near it (w->near,
+ * walk mark): v against each that does not hold it, and each edge at v against each edge
+ * within bar of v in the plane, appended to w->walked (n[0] and n[1] of them); 0 when out of
+ * memory */
+static int near_pairs(ms_planar *w, const ms_model *m, int v, int count, int mark, double bar,
+                      const ms_planar_boxes *b, int n[2]) {
+  const int *near = w->near.p;
+  const double *uv = w->uv.p;
+  int *seen = w->eseen.p, *vedge = w->vedge.p, nv = 0;
+  // v's edges (all its triangles are near), then the other edges near v against them
+  for (int i = 0; i < count; i++)
+    for (int k = 0; k < 3; k++) {
+      int e = m->fside[3 * near[i] + k], *g = m->fedge + 2 * e;
+      if ((g[0] == v || g[1] == v) && seen[e] != mark) seen[e] = mark, vedge[nv++] = e;
+    }
+  for (int i = 0; i < count; i++) {
+    const int *c = m->face + 3 * near[i];
+    if (c[0] != v && c[1] != v && c[2] != v &&
+        overlap(b->plo, b->phi, v, b->flo, b->fhi, near[i]) && !push(w->walked, n, v, near[i]))
+      return 0;
+    for (int k = 0; k < 3; k++) {
+      int e = m->fside[3 * near[i] + k], *g = m->fedge + 2 * e;
+      if (seen[e] == mark) continue;
+      seen[e] = mark;
+      if (ms_plane_gap(uv + 3 * v, uv + 3 * g[0], uv + 3 * g[1]) > bar) continue;
+      for (int j = 0; j < nv; j++) {
+        const int *h = m->fedge + 2 * vedge[j];
+        if (g[0] == h[0] || g[0] == h[1] || g[1] == h[0] || g[1] == h[1] ||
+            !overlap(b->elo, b->ehi, e, b->elo, b->ehi, vedge[j]))
+          continue;
+        if (!push(w->walked + 1, n + 1, e < vedge[j] ? e : vedge[j], e < vedge[j] ? vedge[j] : e))
+          return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+/* how each tight vertex's pairs are found (w->how): by a walk (walk.c) where it is a kept
+ * triangle's whose disk of radius bar the walk can cover, the pairs into w->walked (n[0]
+ * point-triangle, n[1] edge-edge); by hashing the others: the corners of triangles not kept,
+ * whose pairs the certificate does not bound, and those whose disks may reach across a gap
+ * (on the boundary, beta_v < bar; inside, the walk sees it) */
+static ms_status walk_tight(ms_planar *w, const ms_model *m, double bar, const ms_planar_boxes *b,
+                            int n[2]) {
+  if (!room(&w->how, m->nv, 1) || !room(&w->fseen, m->nf, sizeof(int)) ||
+      !room(&w->eseen, m->ne, sizeof(int)) || !room(&w->near, MS_PLANAR_WALK, sizeof(int)) ||
+      !room(&w->vedge, 2 * MS_PLANAR_WALK, sizeof(int)) || !room(w->walked, 0, sizeof(int)) ||
+      !room(w->walked + 1, 0, sizeof(int)))
+    return MS_ENOMEM;
+  const unsigned char *good = w->good.p;
+  const double *sigma = w->sigma.p;
+  unsigned char *how = w->how.p;
+  int mark = 0;
+  n[0] = n[1] = 0;
+  const double *beta = w->beta.p;
+  for (int v = 0; v < m->nv; v++)
+    how[v] = !(sigma[v] < bar) ? MS_PLANAR_NONE
+             : beta[v] < bar   ? MS_PLANAR_HASHED
+                               : MS_PLANAR_TO_WALK;
+  for (int f = 0; f < m->nf; f++)
+    for (int k = 0; k < 3 && !good[f]; k++) how[m->face[3 * f + k]] = MS_PLANAR_HASHED;
+  memset(w->fseen.p, 0, sizeof(int) * m->nf), memset(w->eseen.p, 0, sizeof(int) * m->ne);
+  // each walked once, from the first kept triangle that holds it (mark: the walk's number)
+  for (int f = 0; f < m->nf; f++)
+    for (int k = 0; k < 3 && good[f]; k++) {
+      int v = m->face[3 * f + k], count;
+      if (how[v] != MS_PLANAR_TO_WALK) continue;
+      count =
+          ms_walk_disk(m, w->uv.p, good, v, f, bar, w->fseen.p, ++mark, w->near.p, MS_PLANAR_WALK);
+      how[v] = count < 0 ? MS_PLANAR_HASHED : MS_PLANAR_WALKED;
+      if (count >= 0 && !near_pairs(w, m, v, count, mark, bar, b, n)) return MS_ENOMEM;
+    }
   return MS_OK;
 }
 
-/* the edge-edge pairs with a tight vertex: every edge against the edges that hold one, sharing
- * no vertex, each pair lower edge first, sorted, once */
-static ms_status tight_edges(ms_planar *w, const ms_model *m, double bar, double cell, int threads,
+/* the point-triangle pairs with a tight vertex: the n walked ones, every triangle against the
+ * hashed tight points, and every point against the triangles that hold one (the few hashed,
+ * the many looking them up), sharing no vertex, sorted, once */
+static ms_status tight_points(ms_planar *w, const ms_model *m, int walked, double cell, int threads,
+                              const ms_planar_boxes *b, int *npt) {
+  int n[2], count = holding(w, NULL, m->nv, 1, b->plo, b->phi);
+  ms_status st = search(w, b->flo, b->fhi, m->nf, count, cell, threads, w->hit, 1, n);
+  if (st != MS_OK) return st;
+  count = holding(w, m->face, m->nf, 3, b->flo, b->fhi);
+  if ((st = search(w, b->plo, b->phi, m->nv, count, cell, threads, w->hit + 1, 0, n + 1)) != MS_OK)
+    return st;
+  if (ms_grow(w->out, 2 * ((size_t)n[0] + n[1] + walked), sizeof(int), 0)) return MS_ENOMEM;
+  int *p = w->out[0].p;
+  memcpy(p, w->hit[0].p, 2 * sizeof(int) * n[0]);
+  memcpy(p + 2 * n[0], w->hit[1].p, 2 * sizeof(int) * n[1]);
+  memcpy(p + 2 * (n[0] + n[1]), w->walked[0].p, 2 * sizeof(int) * walked);
+  *npt = ms_unique_pairs(p, apart_pairs(m, MS_PAIR_PT, p, n[0] + n[1] + walked), &w->sort);
+  return MS_OK;
+}
+
+/* the edge-edge pairs with a tight vertex: the n walked ones and every edge against the edges
+ * that hold a hashed one, sharing no vertex, each pair lower edge first, sorted, once */
+static ms_status tight_edges(ms_planar *w, const ms_model *m, int walked, double cell, int threads,
                              const ms_planar_boxes *b, int *nee) {
-  int nhit, count = holding(w, m->fedge, m->ne, 2, bar, b->elo, b->ehi);
+  int nhit, count = holding(w, m->fedge, m->ne, 2, b->elo, b->ehi);
   ms_status st = search(w, b->elo, b->ehi, m->ne, count, cell, threads, w->out + 1, 0, &nhit);
   if (st != MS_OK) return st;
-  int *p = w->out[1].p, n = apart_pairs(m, MS_PAIR_EE, p, nhit);
+  if (ms_grow(w->out + 1, 2 * ((size_t)nhit + walked), sizeof(int), 2 * (size_t)nhit))
+    return MS_ENOMEM;
+  int *p = w->out[1].p;
+  memcpy(p + 2 * nhit, w->walked[1].p, 2 * sizeof(int) * walked);
+  int n = apart_pairs(m, MS_PAIR_EE, p, nhit + walked);
   for (int k = 0; k < n; k++) {
     int i = p[2 * k], j = p[2 * k + 1];
     p[2 * k] = i < j ? i : j, p[2 * k + 1] = i < j ? j : i;
@@ -566,8 +669,10 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
       !room(&w->ahi, 3 * most, sizeof(double)) || !room(&w->amap, most, sizeof(int)) ||
       !room(w->out, 0, sizeof(int)) || !room(w->out + 1, 0, sizeof(int)))
     return MS_ENOMEM;
-  if ((st = tight_points(w, m, bar, cell, threads, b, npt)) != MS_OK ||
-      (st = tight_edges(w, m, bar, cell, threads, b, nee)) != MS_OK)
+  int walked[2];
+  if ((st = walk_tight(w, m, bar, b, walked)) != MS_OK ||
+      (st = tight_points(w, m, walked[0], cell, threads, b, npt)) != MS_OK ||
+      (st = tight_edges(w, m, walked[1], cell, threads, b, nee)) != MS_OK)
     return *npt = *nee = 0, st;
   *pt = w->out[0].p, *ee = w->out[1].p;
   return MS_OK;
@@ -589,8 +694,8 @@ static void drop_flips(const ms_model *m, const double *uv, const double *duv,
       de[t] = duv[3 * c[1] + t] - duv[3 * c[0] + t];
       dg[t] = duv[3 * c[2] + t] - duv[3 * c[0] + t];
     }
-    double bar = MS_PLANAR_EPS * (norm2(e[0], e[1]) + norm2(de[0], de[1])) *
-                 (norm2(g[0], g[1]) + norm2(dg[0], dg[1]));
+    double bar = MS_PLANAR_EPS * (ms_plane_norm(e[0], e[1]) + ms_plane_norm(de[0], de[1])) *
+                 (ms_plane_norm(g[0], g[1]) + ms_plane_norm(dg[0], dg[1]));
     double a0 = e[0] * g[1] - e[1] * g[0];
     double a1 = (e[0] + de[0]) * (g[1] + dg[1]) - (e[1] + de[1]) * (g[0] + dg[0]) - bar;
     double b = a0 + 0.5 * (e[0] * dg[1] - e[1] * dg[0] + de[0] * g[1] - de[1] * g[0]) - bar;

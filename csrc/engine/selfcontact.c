@@ -113,17 +113,27 @@ static int compare_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* m->fedge: the triangles' edges, each once, ends ascending, sorted */
+/* m->fedge: the triangles' edges, each once, ends ascending, sorted; m->fside: each triangle
+ * edge's index among them */
 static ms_status face_edges(ms_model *m) {
-  int *e = ms_alloc(6 * (size_t)m->nf, sizeof(int)), n = 0;
-  if (!e) return MS_ENOMEM;
+  int *e = ms_alloc(6 * (size_t)m->nf, sizeof(int)),
+      *side = ms_alloc(3 * (size_t)m->nf, sizeof(int));
+  int n = 0;
+  if (!e || !side) return free(e), free(side), MS_ENOMEM;
   for (int f = 0; f < m->nf; f++)
     for (int k = 0; k < 3; k++) {
       int a = m->face[3 * f + k], b = m->face[3 * f + (k + 1) % 3];
       e[2 * n] = a < b ? a : b, e[2 * n + 1] = a < b ? b : a, n++;
     }
   m->ne = ms_unique_pairs(e, n, NULL); /* once per mesh */
-  m->fedge = e;
+  for (int f = 0; f < m->nf; f++)
+    for (int k = 0; k < 3; k++) {
+      int a = m->face[3 * f + k], b = m->face[3 * f + (k + 1) % 3];
+      int key[2] = {a < b ? a : b, a < b ? b : a};
+      const int *hit = bsearch(key, e, m->ne, 2 * sizeof(int), ms_compare_pairs);
+      side[3 * f + k] = (int)((hit - e) / 2);
+    }
+  m->fedge = e, m->fside = side;
   return MS_OK;
 }
 
@@ -175,8 +185,8 @@ done:
 }
 
 ms_status ms_model_faces(ms_model *m) {
-  free(m->fedge);
-  m->fedge = NULL, m->ne = 0;
+  free(m->fedge), free(m->fside);
+  m->fedge = m->fside = NULL, m->ne = 0;
   ms_status st = face_edges(m);
   if (st == MS_OK) st = ms_model_disk(m);
   return st == MS_OK ? rings(m) : st;

@@ -27,8 +27,12 @@
  * A sweep of some vertices' pairs (the few a certificate leaves, or the ones still moving)
  * takes only the pairs of patches of which one holds a primitive with such a vertex, and of
  * their primitives only those pairs go through the broad phase that have such a primitive.
+ * The other patches' primitives are not even boxed unless a bound on their patch's box (its
+ * vertices' paths, grown by the farthest a primitive's vertex lies from its first and by r)
+ * meets a wanted patch's.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +65,7 @@ typedef struct {
 } side;
 
 /* the scratch arrays of a sweep, kept between calls */
-enum { MS_SWEEP_ARRAYS = 7 + 3 * 2 + 4 * MS_KINDS };
+enum { MS_SWEEP_ARRAYS = 11 + 3 * 2 + 4 * MS_KINDS };
 
 struct ms_sweep {
   ms_hash *hash;
@@ -88,6 +92,9 @@ typedef struct {
   double *c;             /* (npatch, 3) each patch's mean displacement: its frame's */
   double *plo, *phi;     /* (npatch, 3) the union of each patch's primitives' boxes */
   unsigned char *wanted; /* (npatch) 1 where a primitive of the patch holds a vertex of only */
+  unsigned char *take;   /* (npatch) 1 where a patch not wanted may meet one that is */
+  int *want;             /* (npatch) the wanted patches */
+  double *vlo, *vhi;     /* (npatch, 3) a bound on each patch's box from its vertices */
   kind kinds[MS_KINDS];
   side side[2]; /* scratch of the largest kind's size: the two sides of a pair of patches */
   double cell;  /* the cell of the broad phase [m] */
@@ -149,35 +156,6 @@ static void frames(sweeping *s) {
     for (int t = 0; t < 3; t++) s->c[3 * p + t] /= count[p];
 }
 
-/* the kind's primitives by the patch of their first vertex (a counting sort), and their boxes
- * over their paths in that patch's frame; each widens its patch's box, and makes it wanted
- * when it holds a vertex of s->only */
-static void gather(sweeping *s, kind *k) {
-  for (int p = 0; p < k->n; p++) k->start[s->patch[k->idx ? k->idx[k->k * p] : p] + 1]++;
-  for (int P = 0; P < s->npatch; P++) k->start[P + 1] += k->start[P];
-  for (int p = 0; p < k->n; p++) k->member[k->start[s->patch[k->idx ? k->idx[k->k * p] : p]]++] = p;
-  for (int P = s->npatch; P > 0; P--) k->start[P] = k->start[P - 1];
-  k->start[0] = 0;
-  for (int j = 0; j < k->n; j++) {
-    int p = k->member[j], P = s->patch[k->idx ? k->idx[k->k * p] : p];
-    for (int t = 0; t < 3; t++) {
-      double a = INFINITY, b = -INFINITY;
-      for (int v = 0; v < k->k; v++) {
-        int id = k->idx ? k->idx[k->k * p + v] : p;
-        size_t i = 3 * (size_t)id + t;
-        s->wanted[P] |= t == 0 && (!s->only || s->only[id]);
-        double e = s->x[i] + s->dx[i] - s->c[3 * P + t];
-        a = ms_min(a, ms_min(s->x[i], e)), b = ms_max(b, ms_max(s->x[i], e));
-      }
-      k->lo[3 * j + t] = a - k->r, k->hi[3 * j + t] = b + k->r;
-      s->plo[3 * P + t] = ms_min(s->plo[3 * P + t], k->lo[3 * j + t]);
-      s->phi[3 * P + t] = ms_max(s->phi[3 * P + t], k->hi[3 * j + t]);
-    }
-  }
-}
-
-/* ---------------------------------------------------------------- pairs */
-
 /* the boxes lo, hi of P's and of Q's (patch or primitive) overlap once P's are grown by the
  * segment from 0 to c_P - c_Q */
 static int shifted_overlap(const double *lo, const double *hi, const double *d, const double *qlo,
@@ -186,6 +164,92 @@ static int shifted_overlap(const double *lo, const double *hi, const double *d, 
     if (lo[t] + ms_min(d[t], 0.0) > qhi[t] || qlo[t] > hi[t] + ms_max(d[t], 0.0)) return 0;
   return 1;
 }
+
+/* 1 when primitive p of k holds a vertex of only (NULL: every vertex) */
+static int holds(const kind *k, int p, const unsigned char *only) {
+  for (int v = 0; v < k->k && only; v++)
+    if (only[k->idx ? k->idx[k->k * p + v] : p]) return 1;
+  return !only;
+}
+
+/* the patch of primitive p of k: its first vertex's */
+static int patch_of(const sweeping *s, const kind *k, int p) {
+  return s->patch[k->idx ? k->idx[k->k * p] : p];
+}
+
+/* the kind's primitives by their patches (a counting sort), and s->wanted[P] = 1 where one
+ * holds a vertex of s->only */
+static void sort_kind(sweeping *s, kind *k) {
+  for (int p = 0; p < k->n; p++) k->start[patch_of(s, k, p) + 1]++;
+  for (int P = 0; P < s->npatch; P++) k->start[P + 1] += k->start[P];
+  for (int p = 0; p < k->n; p++) k->member[k->start[patch_of(s, k, p)]++] = p;
+  for (int P = s->npatch; P > 0; P--) k->start[P] = k->start[P - 1];
+  k->start[0] = 0;
+  for (int p = 0; p < k->n; p++) s->wanted[patch_of(s, k, p)] |= holds(k, p, s->only);
+}
+
+/* the boxes over their paths in their patch's frame of the kind's primitives in the patches P
+ * with take[P] = 1, each widening its patch's box */
+static void gather(sweeping *s, kind *k, const unsigned char *take) {
+  for (int P = 0; P < s->npatch; P++)
+    for (int j = k->start[P]; j < k->start[P + 1] && take[P]; j++) {
+      int p = k->member[j];
+      for (int t = 0; t < 3; t++) {
+        double a = INFINITY, b = -INFINITY;
+        for (int v = 0; v < k->k; v++) {
+          size_t i = 3 * (size_t)(k->idx ? k->idx[k->k * p + v] : p) + t;
+          double e = s->x[i] + s->dx[i] - s->c[3 * P + t];
+          a = ms_min(a, ms_min(s->x[i], e)), b = ms_max(b, ms_max(s->x[i], e));
+        }
+        k->lo[3 * j + t] = a - k->r, k->hi[3 * j + t] = b + k->r;
+        s->plo[3 * P + t] = ms_min(s->plo[3 * P + t], k->lo[3 * j + t]);
+        s->phi[3 * P + t] = ms_max(s->phi[3 * P + t], k->hi[3 * j + t]);
+      }
+    }
+}
+
+/* the farthest apart two ends of a triangle edge lie along any axis, at x or at x + dx: every
+ * vertex of a primitive lies at most that far from its first vertex, at both ends [m] */
+static double extent(const sweeping *s) {
+  const ms_model *m = s->m;
+  double most = 0;
+  for (int e = 0; e < m->ne; e++)
+    for (int t = 0; t < 3; t++) {
+      size_t a = 3 * (size_t)m->fedge[2 * e] + t, b = 3 * (size_t)m->fedge[2 * e + 1] + t;
+      most = ms_max(most,
+                    ms_max(fabs(s->x[a] - s->x[b]), fabs(s->x[a] + s->dx[a] - s->x[b] - s->dx[b])));
+    }
+  return most;
+}
+
+/* take[P] = 1 for the patches not wanted whose primitives' boxes may meet a wanted patch's: a
+ * bound on their patch's box, its vertices' paths in its frame grown by the primitives'
+ * extent and the largest inflation r, meets one (the wanted patches' boxes gathered) */
+static void near_wanted(sweeping *s, double r, unsigned char *take) {
+  double *lo = s->vlo, *hi = s->vhi, grow = extent(s) + r;
+  for (int k = 0; k < 3 * s->npatch; k++) lo[k] = INFINITY, hi[k] = -INFINITY;
+  for (int v = 0; v < s->m->nv; v++)
+    for (int t = 0; t < 3; t++) {
+      int P = s->patch[v];
+      double a = s->x[3 * v + t], e = a + s->dx[3 * v + t] - s->c[3 * P + t];
+      lo[3 * P + t] = ms_min(lo[3 * P + t], ms_min(a, e) - grow);
+      hi[3 * P + t] = ms_max(hi[3 * P + t], ms_max(a, e) + grow);
+    }
+  int nwant = 0, *want = s->want;
+  for (int P = 0; P < s->npatch; P++)
+    if (s->wanted[P]) want[nwant++] = P;
+  for (int P = 0; P < s->npatch; P++) {
+    take[P] = 0;
+    for (int j = 0; j < nwant && !s->wanted[P] && !take[P]; j++) {
+      int Q = want[j];
+      double d[3];
+      for (int t = 0; t < 3; t++) d[t] = s->c[3 * P + t] - s->c[3 * Q + t];
+      take[P] = shifted_overlap(lo + 3 * P, hi + 3 * P, d, s->plo + 3 * Q, s->phi + 3 * Q);
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- pairs */
 
 /* append the broad phase's hits (i of side a, j of side b) to w's list `which` as pairs of
  * primitives, lower edge first for edges */
@@ -202,13 +266,6 @@ static ms_status append(ms_sweep *w, int which, const side *a, const side *b, co
   }
   w->npair[which] += nhit;
   return MS_OK;
-}
-
-/* 1 when primitive p of k holds a vertex of only (NULL: every vertex) */
-static int holds(const kind *k, int p, const unsigned char *only) {
-  for (int v = 0; v < k->k && only; v++)
-    if (only[k->idx ? k->idx[k->k * p + v] : p]) return 1;
-  return !only;
 }
 
 /* into out, k's primitives of patch P whose boxes, grown by the segment from 0 to d, overlap
@@ -328,7 +385,9 @@ static int make(ms_sweep *w, sweeping *s, const ms_model *m, double r) {
   s->cube = room(b++, nv, sizeof(cube), &ok), s->count = room(b++, nv, sizeof(int), &ok);
   s->patch = room(b++, nv, sizeof(int), &ok), s->c = room(b++, 3 * nv, sizeof(double), &ok);
   s->plo = room(b++, 3 * nv, sizeof(double), &ok), s->phi = room(b++, 3 * nv, sizeof(double), &ok);
-  s->wanted = room(b++, nv, 1, &ok);
+  s->wanted = room(b++, nv, 1, &ok), s->take = room(b++, nv, 1, &ok);
+  s->want = room(b++, nv, sizeof(int), &ok);
+  s->vlo = room(b++, 3 * nv, sizeof(double), &ok), s->vhi = room(b++, 3 * nv, sizeof(double), &ok);
   for (int k = 0; k < 2; k++) {
     side *sd = s->side + k;
     sd->lo = room(b++, 3 * big, sizeof(double), &ok),
@@ -367,7 +426,11 @@ ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, cons
     if (moving) frames(&s); /* else every frame is x's: c = 0 */
     s.cell += frame_move(&s);
     for (int k = 0; k < 3 * s.npatch; k++) s.plo[k] = INFINITY, s.phi[k] = -INFINITY;
-    for (int k = 0; k < MS_KINDS; k++) gather(&s, s.kinds + k);
+    for (int k = 0; k < MS_KINDS; k++) sort_kind(&s, s.kinds + k);
+    for (int k = 0; k < MS_KINDS; k++) gather(&s, s.kinds + k, s.wanted);
+    // of the others, only the patches that may meet a wanted one (the rest take no part)
+    if (only) near_wanted(&s, r, s.take);
+    for (int k = 0; k < MS_KINDS && only; k++) gather(&s, s.kinds + k, s.take);
     st = all_pairs(w, &s);
   }
   if (st != MS_OK) return w->npair[0] = w->npair[1] = 0, st;

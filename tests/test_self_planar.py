@@ -137,23 +137,29 @@ def across(sim, left, right):
     return int(np.sum(a.any(axis=1) & b.any(axis=1)))
 
 
-def test_pairs_across_a_narrow_notch_in_a_cloth_are_found_by_the_certificate():
-    # a flat 12 x 12 cloth with a notch cut from one edge halfway in, a fifth of an edge wide:
-    # the two sides face each other closer than r across the notch, outside the projection.
-    # A tight vertex's pairs are searched for by walking its triangles only where its disk of
-    # radius r stays inside the projection; here it does not, and the pairs across are found
-    n, c = 12, 5
+def notched(n, c, width):
+    """A flat n x n cloth with a notch `width` edges wide cut between its columns c and c + 1
+    from one edge halfway in, a thickness of 0.3 edges; and its columns' vertex indices."""
     mesh = msim.mesh.cloth_grid(n, n)
     edge = 1.0 / (n - 1)
     cell = np.arange(len(mesh.faces)) // 2
     row, col = cell // (n - 1), cell % (n - 1)
     faces = mesh.faces[~((col == c) & (row < n // 2))]
     x = mesh.vertices.copy()
-    x[np.arange(n * n) % n > c, 0] -= 0.8 * edge
+    x[np.arange(n * n) % n > c, 0] -= (1 - width) * edge
     edges = msim.mesh.unique_edges(msim.mesh.cell_edges("triangle", faces))
     sim = msim.System(x, edges, faces=faces, self_contact=True, self_thickness=0.3 * edge)
+    return sim, np.arange(n * n).reshape(n, n)
+
+
+def test_pairs_across_a_narrow_notch_in_a_cloth_are_found_by_the_certificate():
+    # a flat 12 x 12 cloth with a notch cut from one edge halfway in, a fifth of an edge wide:
+    # the two sides face each other closer than r across the notch, outside the projection.
+    # A tight vertex's pairs are searched for by walking its triangles only where its disk of
+    # radius r stays inside the projection; here it does not, and the pairs across are found
+    n, c = 12, 5
+    sim, index = notched(n, c, 0.2)
     used, pairs = detections(sim)
-    index = np.arange(n * n).reshape(n, n)
     assert used and across(sim, index[: n // 2, c], index[: n // 2, c + 1]) > 10
 
 
@@ -257,6 +263,12 @@ def path_pairs_below(sim, y, floor, samples=41):
     return close, crossings
 
 
+def covered(pair, loose, walked):
+    """Whether a path's certificate leaves `pair` (kind and four vertices) to the step's end:
+    it holds a loose vertex (swept) or is among the pairs the certificate `walked` to."""
+    return bool(loose[list(pair[1:])].any()) or any((walked == pair).all(axis=1))
+
+
 def swing(sim, angle, bend, seed):
     """The cloth's positions turned by `angle` about an axis along its first row, with a
     random smooth bend of `bend` metres added"""
@@ -279,28 +291,30 @@ def test_a_certified_path_keeps_the_pairs_off_its_loose_vertices_apart(angle, be
     sim = height_field(10, seed, jitter=0.3, thickness=0.3)
     y = swing(sim, angle, bend, seed)
     floor = 0.1 * 2 * sim.self_thickness
-    certified, loose = sim._planar_path(y, floor)
+    certified, loose, walked = sim._planar_path(y, floor)
     close, crossings = path_pairs_below(sim, y, floor)
     if certified:
         assert crossings == 0
-        assert all(loose[list(pair[1:])].any() for pair in close)
+        assert all(covered(pair, loose, walked) for pair in close)
     else:
         assert angle >= 0.8  # the small swings are certified
 
 
-def test_a_vertex_pushed_up_to_its_neighbour_is_left_loose():
+def test_a_vertex_pushed_up_to_its_neighbour_has_its_pairs_found_by_a_walk():
     # one vertex moved 97% of the way to a neighbour: it comes within the floor of the
-    # triangles around the neighbour, which the certificate must leave to a sweep
+    # triangles around the neighbour, a whole edge away at the start. Nothing flips, so the
+    # certificate walks the mesh from it, out as far as the neighbourhood moves relative to
+    # it, and finds every pair that comes closer than the floor: none is left to a sweep
     sim = height_field(10, 0, jitter=0.1)
     x = sim.positions
     v, p = 44, 45
     y = x.copy()
     y[v] += 0.97 * (x[p] - x[v])
     floor = 0.1 * 2 * sim.self_thickness
-    certified, loose = sim._planar_path(y, floor)
+    certified, loose, walked = sim._planar_path(y, floor)
     close, crossings = path_pairs_below(sim, y, floor)
-    assert certified and loose[v] and close and crossings == 0
-    assert all(loose[list(pair[1:])].any() for pair in close)
+    assert certified and not loose.any() and close and crossings == 0
+    assert all(covered(pair, loose, walked) for pair in close)
 
 
 def test_a_corner_pushed_over_its_neighbour_leaves_the_triangles_it_flips_loose():
@@ -312,11 +326,11 @@ def test_a_corner_pushed_over_its_neighbour_leaves_the_triangles_it_flips_loose(
     y = x.copy()
     y[0] = x[11] + 0.5 * (x[11] - x[0])
     floor = 0.1 * 2 * sim.self_thickness
-    certified, loose = sim._planar_path(y, floor)
+    certified, loose, walked = sim._planar_path(y, floor)
     close, crossings = path_pairs_below(sim, y, floor)
     assert certified and set(np.flatnonzero(loose)) == {0, 1, 10, 11}
     assert close and crossings == 0
-    assert all(loose[list(pair[1:])].any() for pair in close)
+    assert all(covered(pair, loose, walked) for pair in close)
 
 
 @pytest.mark.parametrize("v, p, past", [(44, 45, 0.5), (44, 55, 0.5), (33, 44, 0.8)])
@@ -331,12 +345,30 @@ def test_an_inner_vertex_pushed_past_its_neighbour_leaves_its_surroundings_loose
     y = x.copy()
     y[v] = x[p] + past * (x[p] - x[v])
     floor = 0.1 * 2 * sim.self_thickness
-    certified, loose = sim._planar_path(y, floor)
+    certified, loose, walked = sim._planar_path(y, floor)
     close, _ = path_pairs_below(sim, y, floor)
     assert certified and loose[v] and loose[p] and close
-    assert all(loose[list(pair[1:])].any() for pair in close)
+    assert all(covered(pair, loose, walked) for pair in close)
     near = np.abs(np.divmod(np.flatnonzero(loose), 10) - np.array(divmod(v, 10))[:, None])
     assert near.max() <= 2 and loose.sum() <= 12
+
+
+def test_a_notch_closing_along_a_path_leaves_its_sides_loose():
+    # the notch's sides, half an edge apart, close to a twentieth of an edge: they come within
+    # the floor of each other across the gap, where no walk about either side can see the
+    # other (the sides move together, so the walk's radius would stay small): the certificate
+    # leaves them loose, and every pair that comes closer than the floor holds one
+    n, c = 12, 5
+    sim, index = notched(n, c, 0.5)
+    edge = 1.0 / (n - 1)
+    y = sim.positions
+    y[index[:, c + 1:].ravel(), 0] -= 0.45 * edge
+    floor = 0.1 * 2 * sim.self_thickness
+    certified, loose, walked = sim._planar_path(y, floor)
+    close, crossings = path_pairs_below(sim, y, floor)
+    assert certified and close and crossings == 0
+    assert loose[index[: n // 2, c]].all() and loose[index[: n // 2, c + 1]].all()
+    assert all(covered(pair, loose, walked) for pair in close)
 
 
 def test_a_path_to_a_far_point_takes_its_rounding_margin_from_there():
@@ -348,7 +380,7 @@ def test_a_path_to_a_far_point_takes_its_rounding_margin_from_there():
     sim = height_field(8, 0, jitter=0.1)
     y = sim.positions
     y[27] = 1e9
-    certified, _ = sim._planar_path(y, 1e-4)
+    certified, *_ = sim._planar_path(y, 1e-4)
     assert not certified
 
 
@@ -360,7 +392,7 @@ def test_a_path_through_the_other_side_is_not_certified():
     y = sim.positions
     row = np.arange(8) + 8 * 3
     y[row, 2] += 3.0 / 7
-    certified, _ = sim._planar_path(y, 1e-4)
+    certified, *_ = sim._planar_path(y, 1e-4)
     assert not certified
 
 

@@ -336,13 +336,14 @@ static PyObject *System_self_intersections(SystemObject *self, PyObject *unused)
   return PyLong_FromLong(count);
 }
 
-/* the self-contact workspace's pairs as a (k, 5) int64 array: each pair's kind (0
- * point-triangle, 1 edge-edge) and its four vertices; NULL with an exception set on failure */
-static PyObject *pairs_array(const ms_self_ws *w) {
-  npy_intp dims[2] = {w->npair, 5};
+/* the self-contact workspace's pairs from the from-th on as a (k, 5) int64 array: each pair's
+ * kind (0 point-triangle, 1 edge-edge) and its four vertices; NULL with an exception set on
+ * failure */
+static PyObject *pairs_array(const ms_self_ws *w, int from) {
+  npy_intp dims[2] = {w->npair - from, 5};
   PyObject *out = PyArray_SimpleNew(2, dims, NPY_INT64);
   for (npy_intp p = 0; out && p < dims[0]; p++) {
-    const ms_sc_pair *pr = w->pair + p;
+    const ms_sc_pair *pr = w->pair + from + p;
     int64_t *row = (int64_t *)PyArray_DATA((PyArrayObject *)out) + 5 * p;
     row[0] = pr->kind == MS_PAIR_EE;
     for (int k = 0; k < 4; k++) row[k + 1] = pr->v[k];
@@ -379,7 +380,7 @@ static PyObject *System_swept_pairs(SystemObject *self, PyObject *args) {
   if (!dx || sys_lock(self)) return Py_XDECREF(dx), Py_XDECREF(only), NULL;
   ms_status st = ms_self_sweep(&self->m, &self->d, self->d.x, PyArray_DATA(dx), moving,
                                only ? PyArray_DATA(only) : NULL, 0);
-  PyObject *out = st == MS_OK ? pairs_array(self->d.sc) : PyErr_NoMemory();
+  PyObject *out = st == MS_OK ? pairs_array(self->d.sc, 0) : PyErr_NoMemory();
   sys_unlock(self);
   Py_DECREF(dx), Py_XDECREF(only);
   return out;
@@ -396,7 +397,7 @@ static PyObject *System_detected_pairs(SystemObject *self, PyObject *args) {
     return NULL;
   ms_status st = ms_self_detect(&self->m, &self->d, self->d.x, ms_self_radius(&self->m), planar);
   npy_intp n = self->m.nv;
-  PyObject *pairs = st == MS_OK ? pairs_array(self->d.sc) : PyErr_NoMemory();
+  PyObject *pairs = st == MS_OK ? pairs_array(self->d.sc, 0) : PyErr_NoMemory();
   PyObject *nearest = pairs ? PyArray_SimpleNew(1, &n, NPY_FLOAT64) : NULL;
   if (nearest)
     memcpy(PyArray_DATA((PyArrayObject *)nearest), self->d.sc->nearest, sizeof(double) * n);
@@ -408,13 +409,13 @@ static PyObject *System_detected_pairs(SystemObject *self, PyObject *args) {
   return out;
 }
 
-/* _planar_path(y, floor) -> (certified, loose): the planar certificate of the straight paths
- * from the positions to y (n,3) (ms_self_planar_path) and the (n,) bool vertices it leaves
- * loose: a test hook */
+/* _planar_path(y, floor) -> (certified, loose, pairs): the planar certificate of the straight
+ * paths from the positions to y (n,3) (ms_self_planar_path), the (n,) bool vertices it leaves
+ * loose and the pairs it adds, as pairs_array gives them: a test hook */
 static PyObject *System_planar_path(SystemObject *self, PyObject *args) {
   PyObject *y_obj;
   double floor;
-  int certified = 0;
+  int certified = 0, from = 0;
   if (!PyArg_ParseTuple(args, "Od:_planar_path", &y_obj, &floor) || check_ready(self) ||
       need_self_contact(self, "a planar path"))
     return NULL;
@@ -423,15 +424,17 @@ static PyObject *System_planar_path(SystemObject *self, PyObject *args) {
   ms_self_ws *w = NULL;
   ms_status st = ms_self_at(&self->m, &self->d); /* makes the workspace */
   if (st == MS_OK) {
-    ms_self_end(&self->d), w = self->d.sc;
+    ms_self_end(&self->d), w = self->d.sc, from = w->npair;
     st = ms_self_planar_path(&self->m, &self->d, self->d.x, PyArray_DATA(y), floor, &certified);
   }
   npy_intp n = self->m.nv;
   PyObject *loose = st == MS_OK ? PyArray_SimpleNew(1, &n, NPY_BOOL) : PyErr_NoMemory();
+  PyObject *pairs = loose ? pairs_array(w, certified ? from : w->npair) : NULL;
   for (npy_intp v = 0; loose && v < n; v++)
     ((npy_bool *)PyArray_DATA((PyArrayObject *)loose))[v] = certified && w->only[v];
-  PyObject *out = loose ? Py_BuildValue("(OO)", certified ? Py_True : Py_False, loose) : NULL;
-  Py_XDECREF(loose);
+  PyObject *out = pairs ? Py_BuildValue("(OOO)", certified ? Py_True : Py_False, loose, pairs)
+                        : NULL;
+  Py_XDECREF(loose), Py_XDECREF(pairs);
   sys_unlock(self);
   Py_DECREF(y);
   return out;
@@ -569,8 +572,9 @@ static PyMethodDef System_methods[] = {
      "_detected_pairs(planar) -> (pairs, nearest, gap, planar_used): detection at the "
      "positions, by the planar certificate where it holds or hashing every box (a test hook)"},
     {"_planar_path", (PyCFunction)System_planar_path, METH_VARARGS,
-     "_planar_path(y, floor) -> (certified, loose): the planar certificate of the straight "
-     "paths from the positions to y and the vertices it leaves loose (a test hook)"},
+     "_planar_path(y, floor) -> (certified, loose, pairs): the planar certificate of the "
+     "straight paths from the positions to y, the vertices it leaves loose and the pairs it "
+     "adds (a test hook)"},
     {"_swept_pairs", (PyCFunction)System_swept_pairs, METH_VARARGS,
      "_swept_pairs(dx, moving, only=None) -> (k, 5) int64: the pairs that bound a move by dx "
      "from the positions, swept in moving frames or in the positions' frame (only those of the "

@@ -81,6 +81,8 @@
 #define MS_PLANAR_LOOPS 64
 /* the most triangles a walk about a tight vertex may find before its pairs are hashed */
 #define MS_PLANAR_WALK 256
+/* the most times a walk along paths grows its radius to the moves it finds */
+#define MS_PLANAR_GROW 4
 
 /* how a vertex's pairs are found: not at all (it is not tight), by hashing, by a walk (to
  * come, or done) */
@@ -537,10 +539,10 @@ static int push(ms_buf *out, int *n, int i, int j) {
   return 1;
 }
 
-/* the pairs of tight vertex v whose boxes b overlap, from the n triangles near it (w->near,
- * walk mark): v against each that does not hold it, and each edge at v against each edge
- * within bar of v in the plane, appended to w->walked (n[0] and n[1] of them); 0 when out of
- * memory */
+/* the pairs of tight vertex v (whose boxes b overlap, where given) from the count triangles
+ * near it (w->near, walk mark): v against each that does not hold it, and each edge at v
+ * against each edge within bar of v in the plane, appended to w->walked (n[0] and n[1] of
+ * them); 0 when out of memory */
 static int near_pairs(ms_planar *w, const ms_model *m, int v, int count, int mark, double bar,
                       const ms_planar_boxes *b, int n[2]) {
   const int *near = w->near.p;
@@ -555,7 +557,8 @@ static int near_pairs(ms_planar *w, const ms_model *m, int v, int count, int mar
   for (int i = 0; i < count; i++) {
     const int *c = m->face + 3 * near[i];
     if (c[0] != v && c[1] != v && c[2] != v &&
-        overlap(b->plo, b->phi, v, b->flo, b->fhi, near[i]) && !push(w->walked, n, v, near[i]))
+        (!b || overlap(b->plo, b->phi, v, b->flo, b->fhi, near[i])) &&
+        !push(w->walked, n, v, near[i]))
       return 0;
     for (int k = 0; k < 3; k++) {
       int e = m->fside[3 * near[i] + k], *g = m->fedge + 2 * e;
@@ -565,7 +568,7 @@ static int near_pairs(ms_planar *w, const ms_model *m, int v, int count, int mar
       for (int j = 0; j < nv; j++) {
         const int *h = m->fedge + 2 * vedge[j];
         if (g[0] == h[0] || g[0] == h[1] || g[1] == h[0] || g[1] == h[1] ||
-            !overlap(b->elo, b->ehi, e, b->elo, b->ehi, vedge[j]))
+            (b && !overlap(b->elo, b->ehi, e, b->elo, b->ehi, vedge[j])))
           continue;
         if (!push(w->walked + 1, n + 1, e < vedge[j] ? e : vedge[j], e < vedge[j] ? vedge[j] : e))
           return 0;
@@ -575,24 +578,56 @@ static int near_pairs(ms_planar *w, const ms_model *m, int v, int count, int mar
   return 1;
 }
 
-/* how each tight vertex's pairs are found (w->how): by a walk (walk.c) where it is a kept
- * triangle's whose disk of radius bar the walk can cover, the pairs into w->walked (n[0]
- * point-triangle, n[1] edge-edge); by hashing the others: the corners of triangles not kept,
- * whose pairs the certificate does not bound, and those whose disks may reach across a gap
- * (on the boundary, beta_v < bar; inside, the walk sees it) */
-static ms_status walk_tight(ms_planar *w, const ms_model *m, double bar, const ms_planar_boxes *b,
-                            int n[2]) {
+/* the largest move in the plane of a corner of the count triangles near v relative to v */
+static double reach(const ms_model *m, const double *duv, const int *near, int count, int v) {
+  double most = 0;
+  for (int i = 0; i < count; i++)
+    for (int k = 0; k < 3; k++) {
+      const double *a = duv + 3 * m->face[3 * near[i] + k], *b = duv + 3 * v;
+      most = ms_max(most, ms_plane_norm(a[0] - b[0], a[1] - b[1]));
+    }
+  return most;
+}
+
+/* the triangles near tight vertex v (into w->near; their count, -1 when its pairs must be
+ * hashed), walked from kept triangle f: those within bar of it at uv, or (duv given) those that
+ * may come within bar of it on the paths uv + s duv. On the paths, the walk's radius at uv
+ * (*radius) grows to bar plus the largest move of a corner of the triangles found relative to
+ * v until it holds them: then a triangle that comes within bar of v at some s is reached at
+ * uv, across triangles whose corners all move by at most that much relative to v (the mesh
+ * one to one all along), and so is a boundary edge that v's disk may cross on the way */
+static int near_triangles(ms_planar *w, const ms_model *m, const double *duv, int v, int f,
+                          double bar, int *mark, double *radius) {
+  *radius = bar;
+  for (int grow = 0; grow < MS_PLANAR_GROW; grow++) {
+    int count = ms_walk_disk(m, w->uv.p, w->good.p, v, f, *radius, w->fseen.p, ++*mark,
+                             w->near.p, MS_PLANAR_WALK);
+    if (count < 0 || !duv) return count;
+    double enough = bar + reach(m, duv, w->near.p, count, v);
+    if (enough <= *radius) return count;
+    *radius = enough;
+  }
+  return -1;
+}
+
+/* how each tight vertex (sigma_v < bar) finds its pairs (w->how): by a walk (walk.c, at uv or
+ * along the paths uv + s duv) where it is a kept triangle's whose disk the walk can cover, the
+ * pairs (whose boxes b overlap, where given) into w->walked (n[0] point-triangle, n[1]
+ * edge-edge); by hashing the others: the corners of triangles not kept, whose pairs the
+ * certificate does not bound, and those whose disks may reach across a gap (on the boundary,
+ * beta_v < bar; inside, the walk sees it) */
+static ms_status walk_tight(ms_planar *w, const ms_model *m, double bar, const double *duv,
+                            const ms_planar_boxes *b, int n[2]) {
   if (!room(&w->how, m->nv, 1) || !room(&w->fseen, m->nf, sizeof(int)) ||
       !room(&w->eseen, m->ne, sizeof(int)) || !room(&w->near, MS_PLANAR_WALK, sizeof(int)) ||
       !room(&w->vedge, 2 * MS_PLANAR_WALK, sizeof(int)) || !room(w->walked, 0, sizeof(int)) ||
       !room(w->walked + 1, 0, sizeof(int)))
     return MS_ENOMEM;
   const unsigned char *good = w->good.p;
-  const double *sigma = w->sigma.p;
+  const double *sigma = w->sigma.p, *beta = w->beta.p;
   unsigned char *how = w->how.p;
   int mark = 0;
   n[0] = n[1] = 0;
-  const double *beta = w->beta.p;
   for (int v = 0; v < m->nv; v++)
     how[v] = !(sigma[v] < bar) ? MS_PLANAR_NONE
              : beta[v] < bar   ? MS_PLANAR_HASHED
@@ -603,12 +638,12 @@ static ms_status walk_tight(ms_planar *w, const ms_model *m, double bar, const m
   // each walked once, from the first kept triangle that holds it (mark: the walk's number)
   for (int f = 0; f < m->nf; f++)
     for (int k = 0; k < 3 && good[f]; k++) {
-      int v = m->face[3 * f + k], count;
+      int v = m->face[3 * f + k];
+      double radius;
       if (how[v] != MS_PLANAR_TO_WALK) continue;
-      count =
-          ms_walk_disk(m, w->uv.p, good, v, f, bar, w->fseen.p, ++mark, w->near.p, MS_PLANAR_WALK);
+      int count = near_triangles(w, m, duv, v, f, bar, &mark, &radius);
       how[v] = count < 0 ? MS_PLANAR_HASHED : MS_PLANAR_WALKED;
-      if (count >= 0 && !near_pairs(w, m, v, count, mark, bar, b, n)) return MS_ENOMEM;
+      if (count >= 0 && !near_pairs(w, m, v, count, mark, radius, b, n)) return MS_ENOMEM;
     }
   return MS_OK;
 }
@@ -670,7 +705,7 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
       !room(w->out, 0, sizeof(int)) || !room(w->out + 1, 0, sizeof(int)))
     return MS_ENOMEM;
   int walked[2];
-  if ((st = walk_tight(w, m, bar, b, walked)) != MS_OK ||
+  if ((st = walk_tight(w, m, bar, NULL, b, walked)) != MS_OK ||
       (st = tight_points(w, m, walked[0], cell, threads, b, npt)) != MS_OK ||
       (st = tight_edges(w, m, walked[1], cell, threads, b, nee)) != MS_OK)
     return *npt = *nee = 0, st;
@@ -706,10 +741,11 @@ static void drop_flips(const ms_model *m, const double *uv, const double *duv,
 
 ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, const double *y,
                          double floor, double cell, int threads, int *certified,
-                         unsigned char *loose) {
+                         unsigned char *loose, const int **pt, int *npt, const int **ee,
+                         int *nee) {
   ms_planar *w = *wp ? *wp : ms_alloc(1, sizeof(ms_planar));
   if (!w) return MS_ENOMEM;
-  *wp = w;
+  *wp = w, *npt = *nee = 0;
   // the rounding margin of the larger of the paths' ends (infinite: refused)
   double eps = ms_max(margin(m, x, floor), margin(m, y, floor)), need = floor + eps, a[3];
   ms_status st = certify(w, m, x, eps, need, cell, threads, a, certified);
@@ -724,7 +760,12 @@ ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, con
   drop_flips(m, w->uv.p, duv, w->good.p);
   if ((st = settle(w, m, duv, need, eps, cell, threads, certified)) != MS_OK || !*certified)
     return st;
-  const double *sigma = w->sigma.p;
-  for (int v = 0; v < m->nv; v++) loose[v] = !(sigma[v] >= need);
+  // the pairs of the vertices that may come within the floor, walked where they can be
+  int walked[2];
+  if ((st = walk_tight(w, m, need, duv, NULL, walked)) != MS_OK) return *certified = 0, st;
+  const unsigned char *how = w->how.p;
+  for (int v = 0; v < m->nv; v++) loose[v] = how[v] == MS_PLANAR_HASHED;
+  *pt = w->walked[0].p, *npt = walked[0];
+  *ee = w->walked[1].p, *nee = ms_unique_pairs(w->walked[1].p, walked[1], &w->sort);
   return MS_OK;
 }

@@ -30,12 +30,15 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
 /* *certified 1 when m is a disk whose triangles, all but a few, project one to one onto the
  * plane normal to its mean normal at x and at every point of the straight paths from x to y
  * (they keep their orientation there, their boundary stays simple); then two primitives that
- * share no vertex stay at least `floor` apart along the paths unless one holds a vertex v with
- * loose[v] = 1 (nv flags, set here; a corner of a triangle left out, or its distance to its
- * link or to the boundary may fall below floor). *certified 0: nothing is said. MS_ENOMEM when
- * out of memory. */
+ * share no vertex stay at least `floor` apart along the paths unless they are among the
+ * (point, triangle) pairs *pt or the (edge, edge) pairs *ee (m->fedge indices, lower first;
+ * found by walking the mesh about the vertices that may come within floor of another
+ * primitive, owned by the workspace, valid until its next call) or one holds a vertex v with
+ * loose[v] = 1 (nv flags, set here: a corner of a triangle left out, or one whose neighbourhood
+ * the walk cannot cover). *certified 0: nothing is said. MS_ENOMEM when out of memory. */
 ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, const double *y,
                          double floor, double cell, int threads, int *certified,
-                         unsigned char *loose);
+                         unsigned char *loose, const int **pt, int *npt, const int **ee,
+                         int *nee);
 
 #endif

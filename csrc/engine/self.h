@@ -142,7 +142,8 @@ ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const do
                         int moving, const unsigned char *only, int keep);
 /* whether no two primitives that share no vertex come within floor of each other on the
  * straight paths from x to y, by the planar certificate (planar.c; 0: it could not say),
- * except those holding a vertex it flags in w->only */
+ * except the pairs it adds to w's pairs (as a sweep does, flagged to carry no energy) and
+ * those holding a vertex it flags in w->only */
 ms_status ms_self_planar_path(const ms_model *m, ms_data *d, const double *x, const double *y,
                               double floor, int *certified);
 double ms_self_radius(const ms_model *m);

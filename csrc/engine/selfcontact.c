@@ -367,10 +367,15 @@ ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const do
 ms_status ms_self_planar_path(const ms_model *m, ms_data *d, const double *x, const double *y,
                               double floor, int *certified) {
   ms_self_ws *w = d->sc;
-  double t = ms_clock();
-  ms_status st = ms_planar_path(&w->planar, m, x, y, floor, cell_size(m, x, ms_self_radius(m)),
-                                ms_threads(m), certified, w->only);
+  const int *pt, *ee;
+  int npt, nee;
+  double t = ms_clock(), r = ms_self_radius(m);
+  ms_status st = ms_planar_path(&w->planar, m, x, y, floor, cell_size(m, x, r), ms_threads(m),
+                                certified, w->only, &pt, &npt, &ee, &nee);
   w->t_broad += lap(&t);
+  if (st == MS_OK && *certified) st = keep_hits(m, w, x, MS_PAIR_PT, pt, npt, r, 1);
+  if (st == MS_OK && *certified) st = keep_hits(m, w, x, MS_PAIR_EE, ee, nee, r, 1);
+  w->t_narrow += lap(&t);
   return st;
 }
 

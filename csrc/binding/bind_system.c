@@ -432,8 +432,8 @@ static PyObject *System_planar_path(SystemObject *self, PyObject *args) {
   PyObject *pairs = loose ? pairs_array(w, certified ? from : w->npair) : NULL;
   for (npy_intp v = 0; loose && v < n; v++)
     ((npy_bool *)PyArray_DATA((PyArrayObject *)loose))[v] = certified && w->only[v];
-  PyObject *out = pairs ? Py_BuildValue("(OOO)", certified ? Py_True : Py_False, loose, pairs)
-                        : NULL;
+  PyObject *out =
+      pairs ? Py_BuildValue("(OOO)", certified ? Py_True : Py_False, loose, pairs) : NULL;
   Py_XDECREF(loose), Py_XDECREF(pairs);
   sys_unlock(self);
   Py_DECREF(y);

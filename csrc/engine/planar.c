@@ -121,17 +121,20 @@ struct ms_planar {
   ms_buf near;      /* (MS_PLANAR_WALK) int: the triangles one walk found */
   ms_buf vedge;     /* (2 MS_PLANAR_WALK) int: the edges at its vertex */
   ms_buf walked[2]; /* (2 pairs) int: the pairs walks found, point-triangle and edge-edge */
+  ms_buf held;      /* (nv,3) double: the positions where uv and good were last certified */
+  double held_eps;  /* that certificate's rounding margin (0: none is kept) */
+  double held_a[3]; /* and its axis */
 };
 
 void ms_planar_free(void *ws) {
   ms_planar *w = ws;
   if (!w) return;
   ms_hash_free(w->hash);
-  ms_buf *b[] = {&w->uv,     &w->duv,  &w->sigma,  &w->beta,  &w->lo,       &w->hi,
-                 &w->blo,    &w->bhi,  &w->good,   &w->bnd,   &w->bface,    &w->vout,
-                 &w->piece,  &w->list, &w->alo,    &w->ahi,   &w->amap,     w->hit,
-                 w->hit + 1, w->out,   w->out + 1, &w->sort,  &w->how,      &w->fseen,
-                 &w->eseen,  &w->near, &w->vedge,  w->walked, w->walked + 1};
+  ms_buf *b[] = {&w->uv,     &w->duv,  &w->sigma,  &w->beta,  &w->lo,        &w->hi,
+                 &w->blo,    &w->bhi,  &w->good,   &w->bnd,   &w->bface,     &w->vout,
+                 &w->piece,  &w->list, &w->alo,    &w->ahi,   &w->amap,      w->hit,
+                 w->hit + 1, w->out,   w->out + 1, &w->sort,  &w->how,       &w->fseen,
+                 &w->eseen,  &w->near, &w->vedge,  w->walked, w->walked + 1, &w->held};
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
   free(w);
 }
@@ -436,7 +439,7 @@ static ms_status settle(ms_planar *w, const ms_model *m, const double *duv, doub
 static ms_status certify(ms_planar *w, const ms_model *m, const double *x, double eps, double cap,
                          double cell, int threads, double a[3], int *certified) {
   size_t nv = m->nv, nb = 3 * (size_t)m->nf;
-  *certified = 0;
+  *certified = 0, w->held_eps = 0; /* what certify() works on is no longer what was kept */
   if (!m->disk || !isfinite(eps)) return MS_OK;
   if (!room(&w->uv, 3 * nv, sizeof(double)) || !room(&w->sigma, nv, sizeof(double)) ||
       !room(&w->beta, nv, sizeof(double)) || !room(&w->good, m->nf, 1) ||
@@ -450,6 +453,28 @@ static ms_status certify(ms_planar *w, const ms_model *m, const double *x, doubl
   ms_status st = settle(w, m, NULL, cap, eps, cell, threads, certified);
   if (st == MS_OK && *certified) *certified = covers_once(w, m, eps);
   return st;
+}
+
+/* the certificate just made at x (margin eps, axis a) kept for a path from x (the step's end
+ * starts where its detection ran); nothing kept when out of memory */
+static void hold(ms_planar *w, const ms_model *m, const double *x, double eps, const double a[3]) {
+  w->held_eps = 0;
+  if (!room(&w->held, 3 * (size_t)m->nv, sizeof(double))) return;
+  memcpy(w->held.p, x, sizeof(double) * 3 * m->nv), memcpy(w->held_a, a, sizeof(w->held_a));
+  w->held_eps = eps;
+}
+
+/* certify() at x, or the certificate kept at these very positions when its margin was at
+ * least eps (a larger margin only drops more: its triangles are one to one at x all the
+ * same); either way nothing stays kept, as the path changes w->good */
+static ms_status certify_path(ms_planar *w, const ms_model *m, const double *x, double eps,
+                              double cap, double cell, int threads, double a[3], int *certified) {
+  int kept = w->held_eps >= eps && !memcmp(w->held.p, x, sizeof(double) * 3 * m->nv);
+  w->held_eps = 0;
+  if (!kept) return certify(w, m, x, eps, cap, cell, threads, a, certified);
+  memcpy(a, w->held_a, sizeof(w->held_a));
+  *certified = 1;
+  return MS_OK;
 }
 
 /* ---------------------------------------------------------------- the pairs it leaves */
@@ -600,8 +625,8 @@ static int near_triangles(ms_planar *w, const ms_model *m, const double *duv, in
                           double bar, int *mark, double *radius) {
   *radius = bar;
   for (int grow = 0; grow < MS_PLANAR_GROW; grow++) {
-    int count = ms_walk_disk(m, w->uv.p, w->good.p, v, f, *radius, w->fseen.p, ++*mark,
-                             w->near.p, MS_PLANAR_WALK);
+    int count = ms_walk_disk(m, w->uv.p, w->good.p, v, f, *radius, w->fseen.p, ++*mark, w->near.p,
+                             MS_PLANAR_WALK);
     if (count < 0 || !duv) return count;
     double enough = bar + reach(m, duv, w->near.p, count, v);
     if (enough <= *radius) return count;
@@ -699,6 +724,7 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
   most = most > (size_t)m->nf ? most : (size_t)m->nf;
   ms_status st = certify(w, m, x, eps, bar, cell, threads, a, certified);
   if (st != MS_OK || !*certified) return st;
+  hold(w, m, x, eps, a);
   if (!room(&w->lo, 3 * most, sizeof(double)) || !room(&w->hi, 3 * most, sizeof(double)) ||
       !room(&w->list, most, sizeof(int)) || !room(&w->alo, 3 * most, sizeof(double)) ||
       !room(&w->ahi, 3 * most, sizeof(double)) || !room(&w->amap, most, sizeof(int)) ||
@@ -741,14 +767,13 @@ static void drop_flips(const ms_model *m, const double *uv, const double *duv,
 
 ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, const double *y,
                          double floor, double cell, int threads, int *certified,
-                         unsigned char *loose, const int **pt, int *npt, const int **ee,
-                         int *nee) {
+                         unsigned char *loose, const int **pt, int *npt, const int **ee, int *nee) {
   ms_planar *w = *wp ? *wp : ms_alloc(1, sizeof(ms_planar));
   if (!w) return MS_ENOMEM;
   *wp = w, *npt = *nee = 0;
   // the rounding margin of the larger of the paths' ends (infinite: refused)
   double eps = ms_max(margin(m, x, floor), margin(m, y, floor)), need = floor + eps, a[3];
-  ms_status st = certify(w, m, x, eps, need, cell, threads, a, certified);
+  ms_status st = certify_path(w, m, x, eps, need, cell, threads, a, certified);
   if (st != MS_OK || !*certified) return st;
   if (!room(&w->duv, 3 * (size_t)m->nv, sizeof(double))) return *certified = 0, MS_ENOMEM;
   // the displacements projected like the positions (the projection is linear)

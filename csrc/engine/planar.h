@@ -38,7 +38,6 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
  * the walk cannot cover). *certified 0: nothing is said. MS_ENOMEM when out of memory. */
 ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, const double *y,
                          double floor, double cell, int threads, int *certified,
-                         unsigned char *loose, const int **pt, int *npt, const int **ee,
-                         int *nee);
+                         unsigned char *loose, const int **pt, int *npt, const int **ee, int *nee);
 
 #endif

@@ -100,6 +100,7 @@ struct ms_planar {
   ms_buf uv;        /* (nv,3) double: the projected positions (third coordinate 0) */
   ms_buf duv;       /* (nv,3) double: a path's projected displacements */
   ms_buf sigma;     /* (nv) double: the bound sigma_v [m] */
+  ms_buf rho;       /* (nv) double: rho_v [m] */
   ms_buf beta;      /* (nv) double: beta_v [m] (infinite off the boundary) */
   ms_buf lo, hi;    /* (3 n) double: boxes of a subset of primitives */
   ms_buf blo, bhi;  /* (3 nb) double: the boundary's edge boxes in the plane */
@@ -130,11 +131,11 @@ void ms_planar_free(void *ws) {
   ms_planar *w = ws;
   if (!w) return;
   ms_hash_free(w->hash);
-  ms_buf *b[] = {&w->uv,     &w->duv,  &w->sigma,  &w->beta,  &w->lo,        &w->hi,
-                 &w->blo,    &w->bhi,  &w->good,   &w->bnd,   &w->bface,     &w->vout,
-                 &w->piece,  &w->list, &w->alo,    &w->ahi,   &w->amap,      w->hit,
-                 w->hit + 1, w->out,   w->out + 1, &w->sort,  &w->how,       &w->fseen,
-                 &w->eseen,  &w->near, &w->vedge,  w->walked, w->walked + 1, &w->held};
+  ms_buf *b[] = {&w->uv,     &w->duv,       &w->sigma, &w->rho,   &w->beta,  &w->lo,     &w->hi,
+                 &w->blo,    &w->bhi,       &w->good,  &w->bnd,   &w->bface, &w->vout,   &w->piece,
+                 &w->list,   &w->alo,       &w->ahi,   &w->amap,  w->hit,    w->hit + 1, w->out,
+                 w->out + 1, &w->sort,      &w->how,   &w->fseen, &w->eseen, &w->near,   &w->vedge,
+                 w->walked,  w->walked + 1, &w->held};
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
   free(w);
 }
@@ -285,17 +286,17 @@ static double apart(const double *uv, const double *duv, int v, int p, int q, do
              : ms_plane_gap(uv + 3 * v, uv + 3 * p, uv + 3 * q);
 }
 
-/* sigma_v = rho_v: each vertex's distance to its link in the plane at uv, or along the paths
+/* rho_v: each vertex's distance to its link in the plane at uv, or along the paths
  * uv + s duv (a lower bound that shows need where it can) */
 static void link_distances(const ms_model *m, const double *uv, const double *duv, double need,
-                           double *sigma) {
-  for (int v = 0; v < m->nv; v++) sigma[v] = INFINITY;
+                           double *rho) {
+  for (int v = 0; v < m->nv; v++) rho[v] = INFINITY;
   for (int f = 0; f < m->nf; f++)
     for (int k = 0; k < 3; k++) {
       const int *c = m->face + 3 * f;
       int v = c[k];
       double d = apart(uv, duv, v, c[(k + 1) % 3], c[(k + 2) % 3], need);
-      if (d < sigma[v]) sigma[v] = d;
+      if (d < rho[v]) rho[v] = d;
     }
 }
 
@@ -424,9 +425,11 @@ static ms_status settle(ms_planar *w, const ms_model *m, const double *duv, doub
                         double cell, int threads, int *settled) {
   ms_status st = MS_OK;
   *settled = 0;
+  // rho_v sees every triangle, kept or not: the same in every round
+  link_distances(m, w->uv.p, duv, cap, w->rho.p);
   for (int round = 0, drops = 1; drops; round++) {
     if (round == MS_PLANAR_ROUNDS || !kept(w, m, w->good.p)) return MS_OK;
-    link_distances(m, w->uv.p, duv, cap, w->sigma.p);
+    memcpy(w->sigma.p, w->rho.p, sizeof(double) * m->nv);
     if ((st = boundary(w, m, duv, cap, eps, cell, threads, w->good.p, &drops)) != MS_OK) return st;
   }
   drop_corners(m, w->good.p, w->sigma.p);
@@ -442,11 +445,12 @@ static ms_status certify(ms_planar *w, const ms_model *m, const double *x, doubl
   *certified = 0, w->held_eps = 0; /* what certify() works on is no longer what was kept */
   if (!m->disk || !isfinite(eps)) return MS_OK;
   if (!room(&w->uv, 3 * nv, sizeof(double)) || !room(&w->sigma, nv, sizeof(double)) ||
-      !room(&w->beta, nv, sizeof(double)) || !room(&w->good, m->nf, 1) ||
-      !room(&w->bnd, 2 * nb, sizeof(int)) || !room(&w->bface, nb, sizeof(int)) ||
-      !room(&w->vout, nv, sizeof(int)) || !room(&w->piece, m->nf, sizeof(int)) ||
-      !room(&w->lo, 3 * nb, sizeof(double)) || !room(&w->hi, 3 * nb, sizeof(double)) ||
-      !room(&w->blo, 3 * nb, sizeof(double)) || !room(&w->bhi, 3 * nb, sizeof(double)))
+      !room(&w->beta, nv, sizeof(double)) || !room(&w->rho, nv, sizeof(double)) ||
+      !room(&w->good, m->nf, 1) || !room(&w->bnd, 2 * nb, sizeof(int)) ||
+      !room(&w->bface, nb, sizeof(int)) || !room(&w->vout, nv, sizeof(int)) ||
+      !room(&w->piece, m->nf, sizeof(int)) || !room(&w->lo, 3 * nb, sizeof(double)) ||
+      !room(&w->hi, 3 * nb, sizeof(double)) || !room(&w->blo, 3 * nb, sizeof(double)) ||
+      !room(&w->bhi, 3 * nb, sizeof(double)))
     return MS_ENOMEM;
   if (!axis(m, x, a, w->good.p)) return MS_OK;
   project(m, x, a, w->uv.p);

@@ -254,6 +254,7 @@ double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, 
  * target (XPBD leaves a vertex it stopped on the surface) */
 static int supported(const ms_model *m, const double *x, const double *target) {
   double margin = m->sc_thickness;
+  if (!m->nplane && !m->nsphere) return 0; /* no collider: nothing to ask each vertex */
   for (int i = 0; i < m->nv; i++)
     if (!m->fixed[i] &&
         (ms_contact_within(m, x + 3 * i, margin) || ms_contact_within(m, target + 3 * i, margin)))

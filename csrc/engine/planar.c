@@ -49,6 +49,11 @@
  * passes the edges beyond); what is left is a part of G, one to one at x, and stays so. sigma_v
  * becomes a lower bound over the paths, and the vertices it leaves below the floor are loose:
  * the step's end sweeps their pairs alone.
+ *
+ * A tight (or loose) vertex of G whose disk of radius r (or the floor, grown by the moves about
+ * it) stays inside the projection finds its pairs by walking G's triangles about it (walk.c);
+ * only the corners of the triangles left out and the vertices whose disks may reach across a
+ * gap are hashed (swept, along a path).
  */
 #include <math.h>
 #include <stdlib.h>

@@ -17,10 +17,11 @@ typedef struct {
 
 /* When m is a disk (m->disk, disk.c) whose triangles x projects one to one onto the plane
  * normal to its mean normal, all but a few that face away from it, whose corners are then tight
- * (*certified 1): the (point, triangle) pairs *pt and the (edge, edge) pairs *ee (m->fedge
- * indices, lower first) whose boxes b overlap and that have a tight vertex, each sorted: every
- * pair closer than r is among them, and they are in the order ms_hash_overlaps gives all
- * pairs. Both owned by the workspace *wp (made when NULL), valid until its next call.
+ * (*certified 1): (point, triangle) pairs *pt and (edge, edge) pairs *ee (m->fedge indices,
+ * lower first) whose boxes b overlap and that have a tight vertex (those near it in the plane,
+ * found by walking the mesh, or all of them, found by hashing), each sorted: every pair closer
+ * than r is among them, and they are in the order ms_hash_overlaps gives all pairs. Both owned
+ * by the workspace *wp (made when NULL), valid until its next call.
  * *certified 0: x folds over that plane (or m is no disk), and nothing is said. cell: the
  * broad phase's cell [m]; threads: those its passes may use. MS_ENOMEM when out of memory. */
 ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, double r, double cell,

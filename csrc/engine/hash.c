@@ -136,13 +136,6 @@ static int valid(const boxes *s) {
   return 1;
 }
 
-/* closed boxes a and b overlap */
-static inline int overlap(const double *alo, const double *ahi, const double *blo,
-                          const double *bhi) {
-  return alo[0] <= bhi[0] && blo[0] <= ahi[0] && alo[1] <= bhi[1] && blo[1] <= ahi[1] &&
-         alo[2] <= bhi[2] && blo[2] <= ahi[2];
-}
-
 /* the cells box (lo, hi) covers: c[0..2] the lower cell coordinates, c[3..5] the upper; the
  * count, or -1 for an oversized box (c is then an empty range). Coordinates beyond int, or
  * infinite once divided by a tiny cell, make the count infinite or NaN: oversized */
@@ -296,8 +289,8 @@ static ms_status build(ms_hash *w, const query *q) {
 /* box i of A meets box j of B (only j > i when B is A) */
 static inline int meets(const query *q, int i, int j) {
   if (q->same && j <= i) return 0;
-  return overlap(q->a.lo + 3 * (size_t)i, q->a.hi + 3 * (size_t)i, q->b.lo + 3 * (size_t)j,
-                 q->b.hi + 3 * (size_t)j);
+  return ms_boxes_overlap(q->a.lo + 3 * (size_t)i, q->a.hi + 3 * (size_t)i, q->b.lo + 3 * (size_t)j,
+                          q->b.hi + 3 * (size_t)j);
 }
 
 /* the partners of hashed box i (cell range r) found in cell c, appended to js at k; the new

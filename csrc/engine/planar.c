@@ -531,9 +531,7 @@ static ms_status search(ms_planar *w, const double *alo, const double *ahi, int 
   int *map = w->amap.p, n = 0;
   for (int i = 0; i < na; i++) {
     const double *a = alo + 3 * i, *b = ahi + 3 * i;
-    if (a[0] > hi[0] || a[1] > hi[1] || a[2] > hi[2] || b[0] < lo[0] || b[1] < lo[1] ||
-        b[2] < lo[2])
-      continue;
+    if (!ms_boxes_overlap(a, b, lo, hi)) continue;
     memcpy(slo + 3 * n, a, 3 * sizeof(double)), memcpy(shi + 3 * n, b, 3 * sizeof(double));
     map[n++] = i;
   }
@@ -558,13 +556,6 @@ static int apart_pairs(const ms_model *m, ms_pair_kind kind, int *p, int n) {
   return left;
 }
 
-/* 1 when box i of (alo, ahi) and box j of (blo, bhi) overlap */
-static int overlap(const double *alo, const double *ahi, int i, const double *blo,
-                   const double *bhi, int j) {
-  const double *a = alo + 3 * i, *b = ahi + 3 * i, *c = blo + 3 * j, *d = bhi + 3 * j;
-  return !(a[0] > d[0] || a[1] > d[1] || a[2] > d[2] || c[0] > b[0] || c[1] > b[1] || c[2] > b[2]);
-}
-
 /* the pair (i, j) appended to the n pairs of out; 0 when out of memory */
 static int push(ms_buf *out, int *n, int i, int j) {
   if (ms_grow(out, 2 * ((size_t)*n + 1), sizeof(int), 2 * (size_t)*n)) return 0;
@@ -581,28 +572,29 @@ static int near_pairs(ms_planar *w, const ms_model *m, int v, int count, int mar
                       const ms_planar_boxes *b, int n[2]) {
   const int *near = w->near.p;
   const double *uv = w->uv.p;
-  int *seen = w->eseen.p, *vedge = w->vedge.p, nv = 0;
+  int *seen = w->eseen.p, *vedge = w->vedge.p, nat = 0;
   // v's edges (all its triangles are near), then the other edges near v against them
   for (int i = 0; i < count; i++)
     for (int k = 0; k < 3; k++) {
       int e = m->fside[3 * near[i] + k], *g = m->fedge + 2 * e;
-      if ((g[0] == v || g[1] == v) && seen[e] != mark) seen[e] = mark, vedge[nv++] = e;
+      if ((g[0] == v || g[1] == v) && seen[e] != mark) seen[e] = mark, vedge[nat++] = e;
     }
   for (int i = 0; i < count; i++) {
-    const int *c = m->face + 3 * near[i];
+    const int *c = m->face + 3 * near[i], f = near[i];
     if (c[0] != v && c[1] != v && c[2] != v &&
-        (!b || overlap(b->plo, b->phi, v, b->flo, b->fhi, near[i])) &&
-        !push(w->walked, n, v, near[i]))
+        (!b || ms_boxes_overlap(b->plo + 3 * v, b->phi + 3 * v, b->flo + 3 * f, b->fhi + 3 * f)) &&
+        !push(w->walked, n, v, f))
       return 0;
     for (int k = 0; k < 3; k++) {
-      int e = m->fside[3 * near[i] + k], *g = m->fedge + 2 * e;
+      int e = m->fside[3 * f + k], *g = m->fedge + 2 * e;
       if (seen[e] == mark) continue;
       seen[e] = mark;
       if (ms_plane_gap(uv + 3 * v, uv + 3 * g[0], uv + 3 * g[1]) > bar) continue;
-      for (int j = 0; j < nv; j++) {
-        const int *h = m->fedge + 2 * vedge[j];
-        if (g[0] == h[0] || g[0] == h[1] || g[1] == h[0] || g[1] == h[1] ||
-            (b && !overlap(b->elo, b->ehi, e, b->elo, b->ehi, vedge[j])))
+      for (int j = 0; j < nat; j++) {
+        const int *h = m->fedge + 2 * vedge[j], ends[4] = {g[0], g[1], h[0], h[1]};
+        if (ms_shares_vertex(ends, 2, 4) ||
+            (b && !ms_boxes_overlap(b->elo + 3 * e, b->ehi + 3 * e, b->elo + 3 * vedge[j],
+                                    b->ehi + 3 * vedge[j])))
           continue;
         if (!push(w->walked + 1, n + 1, e < vedge[j] ? e : vedge[j], e < vedge[j] ? vedge[j] : e))
           return 0;

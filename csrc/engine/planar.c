@@ -253,10 +253,14 @@ static void project(const ms_model *m, const double *x, const double a[3], doubl
   }
 }
 
+/* the move in the plane of vertex v relative to vertex u */
+static double moved(const double *duv, int v, int u) {
+  return ms_plane_norm(duv[3 * v] - duv[3 * u], duv[3 * v + 1] - duv[3 * u + 1]);
+}
+
 /* the largest move in the plane of vertex v relative to u or w */
 static double relative(const double *duv, int v, int u, int w) {
-  const double *a = duv + 3 * v, *b = duv + 3 * u, *c = duv + 3 * w;
-  return ms_max(ms_plane_norm(a[0] - b[0], a[1] - b[1]), ms_plane_norm(a[0] - c[0], a[1] - c[1]));
+  return ms_max(moved(duv, v, u), moved(duv, v, w));
 }
 
 /* the distance in the plane from vertex v to the segment (p, q) at uv + s duv */
@@ -608,10 +612,7 @@ static int near_pairs(ms_planar *w, const ms_model *m, int v, int count, int mar
 static double reach(const ms_model *m, const double *duv, const int *near, int count, int v) {
   double most = 0;
   for (int i = 0; i < count; i++)
-    for (int k = 0; k < 3; k++) {
-      const double *a = duv + 3 * m->face[3 * near[i] + k], *b = duv + 3 * v;
-      most = ms_max(most, ms_plane_norm(a[0] - b[0], a[1] - b[1]));
-    }
+    for (int k = 0; k < 3; k++) most = ms_max(most, moved(duv, m->face[3 * near[i] + k], v));
   return most;
 }
 

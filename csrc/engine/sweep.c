@@ -222,10 +222,11 @@ static double extent(const sweeping *s) {
   return most;
 }
 
-/* take[P] = 1 for the patches not wanted whose primitives' boxes may meet a wanted patch's: a
+/* s->take[P] = 1 for the patches not wanted whose primitives' boxes may meet a wanted patch's: a
  * bound on their patch's box, its vertices' paths in its frame grown by the primitives'
  * extent and the largest inflation r, meets one (the wanted patches' boxes gathered) */
-static void near_wanted(sweeping *s, double r, unsigned char *take) {
+static void near_wanted(sweeping *s, double r) {
+  unsigned char *take = s->take;
   double *lo = s->vlo, *hi = s->vhi, grow = extent(s) + r;
   for (int k = 0; k < 3 * s->npatch; k++) lo[k] = INFINITY, hi[k] = -INFINITY;
   for (int v = 0; v < s->m->nv; v++)
@@ -429,7 +430,7 @@ ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, cons
     for (int k = 0; k < MS_KINDS; k++) sort_kind(&s, s.kinds + k);
     for (int k = 0; k < MS_KINDS; k++) gather(&s, s.kinds + k, s.wanted);
     // of the others, only the patches that may meet a wanted one (the rest take no part)
-    if (only) near_wanted(&s, r, s.take);
+    if (only) near_wanted(&s, r);
     for (int k = 0; k < MS_KINDS && only; k++) gather(&s, s.kinds + k, s.take);
     st = all_pairs(w, &s);
   }

@@ -30,6 +30,15 @@
  * The other patches' primitives are not even boxed unless a bound on their patch's box (its
  * vertices' paths, grown by the farthest a primitive's vertex lies from its first and by r)
  * meets a wanted patch's.
+ *
+ * Where such vertices fill few patches (of a larger side), the mesh is not patched at all:
+ * each of their patches P is one pass in the frame of its own vertices' mean displacement.
+ * A primitive holding such a vertex belongs to the pass of the first one's patch; the pass
+ * boxes its own primitives and, of the others, only those whose first vertex's path in its
+ * frame, grown by the same bound, meets the union of its own boxes, and sends the pairs with
+ * one of its own through the broad phase. A pair of two such primitives is found in the pass
+ * of the lower patch. The frames differ from the patches', so the pairs differ from those
+ * of a full sweep that hold such a vertex; both hold every pair that comes within r.
  */
 #include <limits.h>
 #include <math.h>
@@ -41,6 +50,10 @@
 
 /* a patch's side, in the broad phase's cells */
 #define MS_SWEEP_PATCH 8
+/* a few vertices' sweep: the side of its patches, in cells (each pass scans every vertex:
+ * larger than the sweep's own, for fewer passes), and the most it sweeps one pass each */
+#define MS_SWEEP_PASS 16
+#define MS_SWEEP_FEW 16
 /* cube coordinates are clamped to +-this (2^62) */
 #define MS_SWEEP_FAR 4611686018427387904.0
 
@@ -53,6 +66,8 @@ typedef struct {
   double r;        /* the inflation of their boxes [m] */
   int *start;      /* (npatch + 1) patch P's are member[start[P] .. start[P+1]) */
   int *member;     /* (n) the primitives, patch by patch, ascending in each */
+  int *fstart;     /* (nv + 1) a few vertices' sweep: those with first vertex v are */
+  int *first;      /* (n)      first[fstart[v] .. fstart[v+1]) */
   double *lo, *hi; /* (n, 3) their boxes in their patches' frames, in member order */
 } kind;
 
@@ -65,7 +80,7 @@ typedef struct {
 } side;
 
 /* the scratch arrays of a sweep, kept between calls */
-enum { MS_SWEEP_ARRAYS = 11 + 3 * 2 + 4 * MS_KINDS };
+enum { MS_SWEEP_ARRAYS = 13 + 3 * 2 + 6 * MS_KINDS };
 
 struct ms_sweep {
   ms_hash *hash;
@@ -94,6 +109,8 @@ typedef struct {
   unsigned char *wanted; /* (npatch) 1 where a primitive of the patch holds a vertex of only */
   unsigned char *take;   /* (npatch) 1 where a patch not wanted may meet one that is */
   int *want;             /* (npatch) the wanted patches */
+  int *near, nnear;      /* (nv) a few vertices' sweep: those whose paths may meet the pass's */
+  int *keys;             /* scratch of the largest kind's size: the sort keys */
   double *vlo, *vhi;     /* (npatch, 3) a bound on each patch's box from its vertices */
   kind kinds[MS_KINDS];
   side side[2]; /* scratch of the largest kind's size: the two sides of a pair of patches */
@@ -123,23 +140,25 @@ static int compare_cubes(const void *a, const void *b) {
   return (p->v > q->v) - (p->v < q->v);
 }
 
-/* s->patch and s->npatch: the cubes of side L the vertices lie in, numbered in the cubes'
- * order */
-static void patches(sweeping *s, double L) {
-  int nv = s->m->nv;
+/* s->patch and s->npatch: the cubes of side L the vertices of only (NULL: all) lie in,
+ * numbered in the cubes' order; -1 for the others */
+static void patches(sweeping *s, double L, const unsigned char *only) {
+  int nv = s->m->nv, n = 0;
   cube *q = s->cube;
   for (int v = 0; v < nv; v++) {
+    s->patch[v] = -1;
+    if (only && !only[v]) continue;
     for (int t = 0; t < 3; t++) { /* clamped far out (any patching is sound): no overflow */
       double f = floor(s->x[3 * v + t] / L);
-      q[v].c[t] = f > MS_SWEEP_FAR    ? (int64_t)MS_SWEEP_FAR
+      q[n].c[t] = f > MS_SWEEP_FAR    ? (int64_t)MS_SWEEP_FAR
                   : f < -MS_SWEEP_FAR ? -(int64_t)MS_SWEEP_FAR
                                       : (int64_t)f;
     }
-    q[v].v = v;
+    q[n++].v = v;
   }
-  qsort(q, nv, sizeof(cube), compare_cubes);
+  qsort(q, n, sizeof(cube), compare_cubes);
   s->npatch = 0;
-  for (int k = 0; k < nv; k++) {
+  for (int k = 0; k < n; k++) {
     s->npatch += k == 0 || !same_cube(q + k, q + k - 1);
     s->patch[q[k].v] = s->npatch - 1;
   }
@@ -149,6 +168,7 @@ static void patches(sweeping *s, double L) {
 static void frames(sweeping *s) {
   int *count = s->count;
   for (int v = 0; v < s->m->nv; v++) {
+    if (s->patch[v] < 0) continue;
     for (int t = 0; t < 3; t++) s->c[3 * s->patch[v] + t] += s->dx[3 * v + t];
     count[s->patch[v]]++;
   }
@@ -177,15 +197,63 @@ static int patch_of(const sweeping *s, const kind *k, int p) {
   return s->patch[k->idx ? k->idx[k->k * p] : p];
 }
 
-/* the kind's primitives by their patches (a counting sort), and s->wanted[P] = 1 where one
- * holds a vertex of s->only */
+/* the patch of the first vertex of primitive p of k that has one, -1 when none has */
+static int anchor(const sweeping *s, const kind *k, int p) {
+  for (int v = 0; v < k->k; v++) {
+    int P = s->patch[k->idx ? k->idx[k->k * p + v] : p];
+    if (P >= 0) return P;
+  }
+  return -1;
+}
+
+/* a primitive's key in a counting sort: a patch or a vertex, -1 for none */
+typedef int (*sort_key)(const sweeping *s, const kind *k, int p);
+
+/* the first vertex of primitive p of k */
+static int first_of(const sweeping *s, const kind *k, int p) {
+  (void)s;
+  return k->idx ? k->idx[k->k * p] : p;
+}
+
+/* member: the kind's primitives by the key in [0, nkey) that key gives them, those with key K
+ * at member[start[K] .. start[K+1]) (a counting sort into zeroed start; those given -1 left
+ * out) */
+static void sort_by(const sweeping *s, const kind *k, sort_key key, int nkey, int *start,
+                    int *member) {
+  int *keys = s->keys;
+  for (int p = 0; p < k->n; p++)
+    if ((keys[p] = key(s, k, p)) >= 0) start[keys[p] + 1]++;
+  for (int K = 0; K < nkey; K++) start[K + 1] += start[K];
+  for (int p = 0; p < k->n; p++)
+    if (keys[p] >= 0) member[start[keys[p]]++] = p;
+  for (int K = nkey; K > 0; K--) start[K] = start[K - 1];
+  start[0] = 0;
+}
+
+/* the kind's primitives by their patches, and s->wanted[P] = 1 where one holds a vertex of
+ * s->only */
 static void sort_kind(sweeping *s, kind *k) {
-  for (int p = 0; p < k->n; p++) k->start[patch_of(s, k, p) + 1]++;
-  for (int P = 0; P < s->npatch; P++) k->start[P + 1] += k->start[P];
-  for (int p = 0; p < k->n; p++) k->member[k->start[patch_of(s, k, p)]++] = p;
-  for (int P = s->npatch; P > 0; P--) k->start[P] = k->start[P - 1];
-  k->start[0] = 0;
+  sort_by(s, k, patch_of, s->npatch, k->start, k->member);
   for (int p = 0; p < k->n; p++) s->wanted[patch_of(s, k, p)] |= holds(k, p, s->only);
+}
+
+/* the box lo, hi over its path in the frame moving by c of primitive p of k, inflated by k's r */
+static void path_box(const sweeping *s, const kind *k, int p, const double c[3], double lo[3],
+                     double hi[3]) {
+  for (int t = 0; t < 3; t++) {
+    double a = INFINITY, b = -INFINITY;
+    for (int v = 0; v < k->k; v++) {
+      size_t i = 3 * (size_t)(k->idx ? k->idx[k->k * p + v] : p) + t;
+      double e = s->x[i] + s->dx[i] - c[t];
+      a = ms_min(a, ms_min(s->x[i], e)), b = ms_max(b, ms_max(s->x[i], e));
+    }
+    lo[t] = a - k->r, hi[t] = b + k->r;
+  }
+}
+
+/* lo, hi (3) grown to hold the box blo, bhi */
+static void widen(double lo[3], double hi[3], const double blo[3], const double bhi[3]) {
+  for (int t = 0; t < 3; t++) lo[t] = ms_min(lo[t], blo[t]), hi[t] = ms_max(hi[t], bhi[t]);
 }
 
 /* the boxes over their paths in their patch's frame of the kind's primitives in the patches P
@@ -193,18 +261,8 @@ static void sort_kind(sweeping *s, kind *k) {
 static void gather(sweeping *s, kind *k, const unsigned char *take) {
   for (int P = 0; P < s->npatch; P++)
     for (int j = k->start[P]; j < k->start[P + 1] && take[P]; j++) {
-      int p = k->member[j];
-      for (int t = 0; t < 3; t++) {
-        double a = INFINITY, b = -INFINITY;
-        for (int v = 0; v < k->k; v++) {
-          size_t i = 3 * (size_t)(k->idx ? k->idx[k->k * p + v] : p) + t;
-          double e = s->x[i] + s->dx[i] - s->c[3 * P + t];
-          a = ms_min(a, ms_min(s->x[i], e)), b = ms_max(b, ms_max(s->x[i], e));
-        }
-        k->lo[3 * j + t] = a - k->r, k->hi[3 * j + t] = b + k->r;
-        s->plo[3 * P + t] = ms_min(s->plo[3 * P + t], k->lo[3 * j + t]);
-        s->phi[3 * P + t] = ms_max(s->phi[3 * P + t], k->hi[3 * j + t]);
-      }
+      path_box(s, k, k->member[j], s->c + 3 * P, k->lo + 3 * j, k->hi + 3 * j);
+      widen(s->plo + 3 * P, s->phi + 3 * P, k->lo + 3 * j, k->hi + 3 * j);
     }
 }
 
@@ -351,20 +409,118 @@ static ms_status all_pairs(ms_sweep *w, sweeping *s) {
   return st;
 }
 
+/* the pairs of every patch that may meet one holding a wanted primitive, found pair of patches
+ * by pair of patches */
+static ms_status patch_pairs(ms_sweep *w, sweeping *s, double r) {
+  for (int k = 0; k < 3 * s->npatch; k++) s->plo[k] = INFINITY, s->phi[k] = -INFINITY;
+  for (int k = 0; k < MS_KINDS; k++) sort_kind(s, s->kinds + k);
+  for (int k = 0; k < MS_KINDS; k++) gather(s, s->kinds + k, s->wanted);
+  // of the others, only the patches that may meet a wanted one (the rest take no part)
+  if (s->only) near_wanted(s, r);
+  for (int k = 0; k < MS_KINDS && s->only; k++) gather(s, s->kinds + k, s->take);
+  return all_pairs(w, s);
+}
+
+/* ---------------------------------------------------------------- a few vertices' pairs */
+
+/* lo, hi: the union of the boxes of patch P's own primitives (those it anchors) in its frame */
+static void own_box(const sweeping *s, int P, double lo[3], double hi[3]) {
+  double blo[3], bhi[3];
+  for (int t = 0; t < 3; t++) lo[t] = INFINITY, hi[t] = -INFINITY;
+  for (const kind *k = s->kinds; k < s->kinds + MS_KINDS; k++)
+    for (int j = k->start[P]; j < k->start[P + 1]; j++) {
+      path_box(s, k, k->member[j], s->c + 3 * P, blo, bhi);
+      widen(lo, hi, blo, bhi);
+    }
+}
+
+/* s->near: the vertices whose paths in the frame moving by c, grown by grow, meet the box lo,
+ * hi */
+static void near_box(sweeping *s, const double c[3], const double lo[3], const double hi[3],
+                     double grow) {
+  s->nnear = 0;
+  for (int v = 0; v < s->m->nv; v++) {
+    int near = 1;
+    for (int t = 0; t < 3; t++) {
+      double a = s->x[3 * v + t], e = a + s->dx[3 * v + t] - c[t];
+      near &= ms_min(a, e) - grow <= hi[t] && lo[t] <= ms_max(a, e) + grow;
+    }
+    if (near) s->near[s->nnear++] = v;
+  }
+}
+
+/* into out, boxed in P's frame: k's primitives that P anchors (the first out->nwanted), then
+ * those anchored by no patch or a later one whose first vertex is near and whose boxes meet
+ * P's own box lo, hi (by their first vertices) */
+static void pass_side(const sweeping *s, const kind *k, int P, const double lo[3],
+                      const double hi[3], side *out) {
+  const double *c = s->c + 3 * P;
+  out->n = 0;
+  for (int j = k->start[P]; j < k->start[P + 1]; j++) {
+    path_box(s, k, k->member[j], c, out->lo + 3 * out->n, out->hi + 3 * out->n);
+    out->id[out->n++] = k->member[j];
+  }
+  out->nwanted = out->n;
+  for (int j = 0; j < s->nnear; j++)
+    for (int i = k->fstart[s->near[j]]; i < k->fstart[s->near[j] + 1]; i++) {
+      int p = k->first[i], A = anchor(s, k, p);
+      if (A >= 0 && A <= P) continue;
+      double *plo = out->lo + 3 * out->n, *phi = out->hi + 3 * out->n;
+      path_box(s, k, p, c, plo, phi);
+      if (ms_boxes_overlap(plo, phi, lo, hi)) out->id[out->n++] = p;
+    }
+}
+
+/* patch P's pairs, in its frame: its points against its triangles and the others', the
+ * others' points against its triangles, its edges against its own and the others'. grow: the
+ * primitives' extent and the largest inflation [m] */
+static ms_status pass_pairs(ms_sweep *w, sweeping *s, int P, double grow) {
+  double lo[3], hi[3];
+  own_box(s, P, lo, hi);
+  near_box(s, s->c + 3 * P, lo, hi, grow);
+  side *a = s->side, *b = s->side + 1;
+  pass_side(s, s->kinds + MS_POINTS, P, lo, hi, a);
+  pass_side(s, s->kinds + MS_TRIANGLES, P, lo, hi, b);
+  side wa = part(a, 0, a->nwanted), oa = part(a, a->nwanted, a->n), wb = part(b, 0, b->nwanted);
+  ms_status st = hashed(w, s, 0, &wa, b, 0);
+  if (st == MS_OK) st = hashed(w, s, 0, &oa, &wb, 0);
+  if (st != MS_OK) return st;
+  pass_side(s, s->kinds + MS_EDGES, P, lo, hi, a);
+  wa = part(a, 0, a->nwanted), oa = part(a, a->nwanted, a->n);
+  st = hashed(w, s, 1, &wa, &wa, 1);
+  return st == MS_OK ? hashed(w, s, 1, &wa, &oa, 0) : st;
+}
+
+/* the pairs of the few patches of flagged vertices, one pass each: a primitive holding a
+ * flagged vertex is anchored by that vertex's patch (the first such vertex's), and a pair of
+ * two anchored primitives is found in the pass of the lower anchor */
+static ms_status few_pairs(ms_sweep *w, sweeping *s, double r) {
+  double grow = extent(s) + r;
+  for (kind *k = s->kinds; k < s->kinds + MS_KINDS; k++) {
+    sort_by(s, k, anchor, s->npatch, k->start, k->member);
+    sort_by(s, k, first_of, s->m->nv, k->fstart, k->first);
+  }
+  ms_status st = MS_OK;
+  for (int P = 0; P < s->npatch && st == MS_OK; P++) st = pass_pairs(w, s, P, grow);
+  return st;
+}
+
 /* ---------------------------------------------------------------- entry point */
 
-/* the mean length of the vertices' moves in their patches' frames [m] */
+/* the mean length of the moves of the vertices in patches, in their patches' frames [m] */
 static double frame_move(const sweeping *s) {
   double sum = 0;
+  int n = 0;
   for (int v = 0; v < s->m->nv; v++) {
     double l2 = 0;
+    if (s->patch[v] < 0) continue;
     for (int t = 0; t < 3; t++) {
       double e = s->dx[3 * v + t] - s->c[3 * s->patch[v] + t];
       l2 += e * e;
     }
-    sum += sqrt(l2);
+    sum += sqrt(l2), n++;
   }
-  return s->m->nv ? sum / s->m->nv : 0.0;
+  return n ? sum / n : 0.0;
 }
 
 /* b grown to n elements of `size` bytes (its contents dropped); NULL, with *ok 0, when out of
@@ -387,7 +543,8 @@ static int make(ms_sweep *w, sweeping *s, const ms_model *m, double r) {
   s->patch = room(b++, nv, sizeof(int), &ok), s->c = room(b++, 3 * nv, sizeof(double), &ok);
   s->plo = room(b++, 3 * nv, sizeof(double), &ok), s->phi = room(b++, 3 * nv, sizeof(double), &ok);
   s->wanted = room(b++, nv, 1, &ok), s->take = room(b++, nv, 1, &ok);
-  s->want = room(b++, nv, sizeof(int), &ok);
+  s->want = room(b++, nv, sizeof(int), &ok), s->near = room(b++, nv, sizeof(int), &ok);
+  s->keys = room(b++, big, sizeof(int), &ok);
   s->vlo = room(b++, 3 * nv, sizeof(double), &ok), s->vhi = room(b++, 3 * nv, sizeof(double), &ok);
   for (int k = 0; k < 2; k++) {
     side *sd = s->side + k;
@@ -401,11 +558,15 @@ static int make(ms_sweep *w, sweeping *s, const ms_model *m, double r) {
     kd->start = room(b++, nv + 1, sizeof(int), &ok), kd->member = room(b++, n[k], sizeof(int), &ok);
     kd->lo = room(b++, 3 * (size_t)n[k], sizeof(double), &ok);
     kd->hi = room(b++, 3 * (size_t)n[k], sizeof(double), &ok);
+    kd->fstart = room(b++, nv + 1, sizeof(int), &ok), kd->first = room(b++, n[k], sizeof(int), &ok);
   }
   if (!ok) return 0;
   memset(s->count, 0, sizeof(int) * nv), memset(s->c, 0, sizeof(double) * 3 * nv);
   memset(s->wanted, 0, nv);
-  for (int k = 0; k < MS_KINDS; k++) memset(s->kinds[k].start, 0, sizeof(int) * (nv + 1));
+  for (int k = 0; k < MS_KINDS; k++) {
+    memset(s->kinds[k].start, 0, sizeof(int) * (nv + 1));
+    memset(s->kinds[k].fstart, 0, sizeof(int) * (nv + 1));
+  }
   return 1;
 }
 
@@ -422,17 +583,13 @@ ms_status ms_sweep_pairs(ms_sweep **sp, const ms_model *m, const double *x, cons
   sweeping s = {.m = m, .x = x, .dx = dx, .only = only, .cell = cell, .threads = threads};
   ms_status st = make(w, &s, m, r) ? MS_OK : MS_ENOMEM;
   if (st == MS_OK) {
-    // patches of side L, their frames and the boxes of their primitives in them
-    patches(&s, MS_SWEEP_PATCH * cell);
+    // patches of side L (of the flagged vertices alone, when they fill few), their frames
+    patches(&s, (only ? MS_SWEEP_PASS : MS_SWEEP_PATCH) * cell, only);
+    int few = only && s.npatch <= MS_SWEEP_FEW;
+    if (only && !few) patches(&s, MS_SWEEP_PATCH * cell, NULL);
     if (moving) frames(&s); /* else every frame is x's: c = 0 */
     s.cell += frame_move(&s);
-    for (int k = 0; k < 3 * s.npatch; k++) s.plo[k] = INFINITY, s.phi[k] = -INFINITY;
-    for (int k = 0; k < MS_KINDS; k++) sort_kind(&s, s.kinds + k);
-    for (int k = 0; k < MS_KINDS; k++) gather(&s, s.kinds + k, s.wanted);
-    // of the others, only the patches that may meet a wanted one (the rest take no part)
-    if (only) near_wanted(&s, r);
-    for (int k = 0; k < MS_KINDS && only; k++) gather(&s, s.kinds + k, s.take);
-    st = all_pairs(w, &s);
+    st = few ? few_pairs(w, &s, r) : patch_pairs(w, &s, r);
   }
   if (st != MS_OK) return w->npair[0] = w->npair[1] = 0, st;
   *pt = w->pair[0].p, *npt = w->npair[0], *ee = w->pair[1].p, *nee = w->npair[1];

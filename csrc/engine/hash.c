@@ -426,8 +426,9 @@ ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, i
   return MS_OK;
 }
 
-void ms_hash_boxes(const double *x, const int *idx, int n, int k, double r, double *lo,
-                   double *hi) {
+/* ms_hash_boxes's loop, inlined below with idx and k constant where they are */
+static inline void boxes_of(const double *x, const int *idx, int n, int k, double r, double *lo,
+                            double *hi) {
   for (int p = 0; p < n; p++)
     for (int t = 0; t < 3; t++) {
       double a = INFINITY, b = -INFINITY;
@@ -437,4 +438,17 @@ void ms_hash_boxes(const double *x, const int *idx, int n, int k, double r, doub
       }
       lo[3 * (size_t)p + t] = a - r, hi[3 * (size_t)p + t] = b + r;
     }
+}
+
+void ms_hash_boxes(const double *x, const int *idx, int n, int k, double r, double *lo,
+                   double *hi) {
+  // points, edges and triangles each get a loop of their own, unrolled
+  if (!idx && k == 1)
+    boxes_of(x, NULL, n, 1, r, lo, hi);
+  else if (idx && k == 2)
+    boxes_of(x, idx, n, 2, r, lo, hi);
+  else if (idx && k == 3)
+    boxes_of(x, idx, n, 3, r, lo, hi);
+  else
+    boxes_of(x, idx, n, k, r, lo, hi);
 }

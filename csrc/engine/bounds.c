@@ -270,37 +270,43 @@ static int supported(const ms_model *m, const double *x, const double *target) {
 static void translation(const ms_model *m, const double *x, const double *target,
                         const double *bound, double u[3]) {
   double floor = MS_SC_FLOOR * m->sc_thickness;
-  double cap = INFINITY, mass = 0;
+  double cap = INFINITY, mass = 0, sum[3] = {0, 0, 0}; /* (sums kept apart from the arrays) */
   u[0] = u[1] = u[2] = 0;
   if (supported(m, x, target)) return;
   for (int i = 0; i < m->nv; i++) {
     if (m->fixed[i]) cap = fmin(cap, MS_SC_GAMMA * fmax(bound[i] - floor, 0.0));
     for (int t = 0; t < 3 && !m->fixed[i]; t++)
-      u[t] += m->mass[i] * (target[3 * i + t] - x[3 * i + t]);
+      sum[t] += m->mass[i] * (target[3 * i + t] - x[3 * i + t]);
     mass += m->fixed[i] ? 0.0 : m->mass[i];
   }
-  for (int t = 0; t < 3; t++) u[t] = mass > 0 ? u[t] / mass : 0.0;
+  for (int t = 0; t < 3; t++) u[t] = mass > 0 ? sum[t] / mass : 0.0;
   double len = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
   for (int t = 0; t < 3 && len > cap; t++) u[t] *= cap / len;
 }
 
 /* the common translation u (0 unless translate) and each vertex's deviation w->dev from x
- * toward target; 1 when every deviation stays within reach of the radius (pairs farther than
- * r then stay outside the thickness, where no barrier can gain energy a method never saw) */
-static int deviations(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
-                      int translate, double u[3]) {
-  double room = MS_SC_GAMMA * (ms_self_radius(m) - m->sc_thickness), *dev = w->dev;
-  int inside = 1;
+ * toward target */
+static void deviations(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
+                       int translate, double u[3]) {
+  double *dev = w->dev;
   if (translate)
     translation(m, x, target, w->nearest, u);
   else
     u[0] = u[1] = u[2] = 0;
+  const double c[3] = {u[0], u[1], u[2]}; /* (not reread after each store to dev) */
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++)
+      dev[3 * i + t] = m->fixed[i] ? -c[t] : target[3 * i + t] - x[3 * i + t] - c[t];
+}
+
+/* 1 when every deviation stays within reach of the radius (pairs farther than r then stay
+ * outside the thickness, where no barrier can gain energy a method never saw) */
+static int within_reach(const ms_model *m, const ms_self_ws *w) {
+  double room = MS_SC_GAMMA * (ms_self_radius(m) - m->sc_thickness);
+  int inside = 1;
   for (int i = 0; i < m->nv; i++) {
     double len = 0;
-    for (int t = 0; t < 3; t++) {
-      dev[3 * i + t] = m->fixed[i] ? -u[t] : target[3 * i + t] - x[3 * i + t] - u[t];
-      len += dev[3 * i + t] * dev[3 * i + t];
-    }
+    for (int t = 0; t < 3; t++) len += w->dev[3 * i + t] * w->dev[3 * i + t];
     inside &= isinf(w->nearest[i]) || len <= room * room;
   }
   return inside;
@@ -339,9 +345,10 @@ static void flag_moving(const ms_model *m, ms_self_ws *w) {
 static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, const double *target,
                               ms_sc_round kind, double u[3], int *cut) {
   ms_self_ws *w = d->sc;
-  int inside = deviations(m, w, x, target, kind != MS_SC_AGAIN, u), planar = 0;
+  int planar = 0;
   double seen = kind == MS_SC_AGAIN ? 0.0 : ms_self_radius(m);
-  if (kind == MS_SC_ITERATE || (kind == MS_SC_FIRST && inside)) {
+  deviations(m, w, x, target, kind != MS_SC_AGAIN, u);
+  if (kind == MS_SC_ITERATE || (kind == MS_SC_FIRST && within_reach(m, w))) {
     *cut = scales(m, w, x, kind, INFINITY);
     return MS_OK;
   }

@@ -62,6 +62,9 @@ struct ms_self_ws {
   double kept_g;        /* g there [J] (NAN: not computed yet) */
   int confined;         /* the last ms_self_confine cut some vertex */
   double *stiff;        /* (nv) ms_self_stiffness: each vertex's bound on its pairs' curvature */
+  double *edge_at;      /* (nv,3) the positions mean_edge was measured at, if edge_valid */
+  double mean_edge;     /* their mean triangle edge [m], which the broad phase's cell takes */
+  int edge_valid;       /* edge_at and mean_edge hold a measurement */
   ms_buf hdist;         /* (hits) double: the broad phase's hits' distances (selfcontact.c) */
   ms_buf hring;         /* (hits) char: and their ring flags */
   double t_broad, t_narrow, t_bounds; /* seconds this step in the phases of ms_info */

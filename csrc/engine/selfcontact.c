@@ -34,7 +34,7 @@ void ms_self_free(void *ws) {
   free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale), free(w->lowered),
       free(w->only);
   free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept), free(w->stiff);
-  free(w->hdist.p), free(w->hring.p);
+  free(w->hdist.p), free(w->hring.p), free(w->edge_at);
   free(w);
 }
 
@@ -51,13 +51,13 @@ static ms_self_ws *workspace_new(const ms_model *m) {
   w->scale = ms_alloc(n, sizeof(double)), w->kept = ms_alloc(3 * n, sizeof(double));
   w->lowered = ms_alloc(n, sizeof(int64_t));
   w->only = ms_alloc(n, 1);
-  w->stiff = ms_alloc(n, sizeof(double));
+  w->stiff = ms_alloc(n, sizeof(double)), w->edge_at = ms_alloc(3 * n, sizeof(double));
   w->vstart = ms_alloc(n + 1, sizeof(int));
   w->pair = ms_alloc(1, sizeof(ms_sc_pair)), w->vpair = ms_alloc(4, sizeof(int));
   w->cap = 1;
   if (!w->plo || !w->phi || !w->elo || !w->ehi || !w->flo || !w->fhi || !w->nearest || !w->blk ||
       !w->target || !w->dev || !w->scale || !w->lowered || !w->only || !w->kept || !w->stiff ||
-      !w->vstart || !w->pair || !w->vpair) {
+      !w->vstart || !w->pair || !w->vpair || !w->edge_at) {
     ms_self_free(w);
     return NULL;
   }
@@ -294,8 +294,14 @@ double ms_mean_face_edge(const ms_model *m, const double *x) {
 }
 
 /* the grid cell of the broad phase: the mean triangle edge plus the inflation */
-static double cell_size(const ms_model *m, const double *x, double r) {
-  double c = ms_mean_face_edge(m, x) + r;
+static double cell_size(const ms_model *m, ms_self_ws *w, const double *x, double r) {
+  // the mean edge measured once for the positions a step's searches share
+  size_t bytes = sizeof(double) * 3 * m->nv;
+  if (!w->edge_valid || memcmp(w->edge_at, x, bytes)) {
+    w->mean_edge = ms_mean_face_edge(m, x), w->edge_valid = 1;
+    memcpy(w->edge_at, x, bytes);
+  }
+  double c = w->mean_edge + r;
   return c > 0 && isfinite(c) ? c : 1.0;
 }
 
@@ -317,7 +323,7 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
   if (st != MS_OK) return st;
   const int *pt, *ee;
   int npt = 0, nee = 0, sweep = dx != NULL;
-  double cell = cell_size(m, x, r), t = ms_clock();
+  double cell = cell_size(m, w, x, r), t = ms_clock();
   if (!keep) w->npair = w->nring = 0;
   for (int v = 0; v < m->nv && !sweep; v++) w->nearest[v] = INFINITY; /* no triangle: unbounded */
   for (int k = 0; k < 3 * m->nf && !sweep; k++) w->nearest[m->face[k]] = r;
@@ -370,7 +376,7 @@ ms_status ms_self_planar_path(const ms_model *m, ms_data *d, const double *x, co
   const int *pt, *ee;
   int npt, nee;
   double t = ms_clock(), r = ms_self_radius(m);
-  ms_status st = ms_planar_path(&w->planar, m, x, y, floor, cell_size(m, x, r), ms_threads(m),
+  ms_status st = ms_planar_path(&w->planar, m, x, y, floor, cell_size(m, w, x, r), ms_threads(m),
                                 certified, w->only, &pt, &npt, &ee, &nee);
   w->t_broad += lap(&t);
   if (st == MS_OK && *certified) st = keep_hits(m, w, x, MS_PAIR_PT, pt, npt, r, 1);
@@ -389,7 +395,7 @@ ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int 
   ms_hash_boxes(x, m->fedge, m->ne, 2, 0.0, w->elo, w->ehi);
   ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
   st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->flo, w->fhi, m->nf, 0,
-                        cell_size(m, x, 0.0), ms_threads(m), &hit, &nhit);
+                        cell_size(m, w, x, 0.0), ms_threads(m), &hit, &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *e = m->fedge + 2 * hit[2 * k], *f = m->face + 3 * hit[2 * k + 1];
     int v[5] = {e[0], e[1], f[0], f[1], f[2]};

@@ -438,12 +438,14 @@ static void own_box(const sweeping *s, int P, double lo[3], double hi[3]) {
  * hi */
 static void near_box(sweeping *s, const double c[3], const double lo[3], const double hi[3],
                      double grow) {
+  double glo[3], ghi[3]; /* the box grown: a path meets it unless both ends lie beyond one side */
+  for (int t = 0; t < 3; t++) glo[t] = lo[t] - grow, ghi[t] = hi[t] + grow;
   s->nnear = 0;
   for (int v = 0; v < s->m->nv; v++) {
     int near = 1;
     for (int t = 0; t < 3; t++) {
       double a = s->x[3 * v + t], e = a + s->dx[3 * v + t] - c[t];
-      near &= ms_min(a, e) - grow <= hi[t] && lo[t] <= ms_max(a, e) + grow;
+      near &= (a <= ghi[t] || e <= ghi[t]) && (a >= glo[t] || e >= glo[t]);
     }
     if (near) s->near[s->nnear++] = v;
   }

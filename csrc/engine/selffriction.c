@@ -95,7 +95,7 @@ double ms_self_friction_pair(const ms_model *m, const ms_data *d, const double *
                              const double *xi, double u[3], double *per) {
   const ms_self_ws *w = d->sc;
   double wp = w->lagged ? w->fric[p].w : 0.0;
-  if (!(wp > 0)) return *per = 0.0;
+  if (!(wp > 0)) return u[0] = u[1] = u[2] = 0.0, *per = 0.0; /* (callers scale u by per) */
   relative(w, p, x, w->anchor, i, xi, u);
   return ms_friction_mollified(wp, stick_zone(m, w, p), sqrt(ms_dot(3, u, u)), per);
 }

@@ -323,16 +323,11 @@ static int hashed_partners(const ms_hash *w, const query *q, int i, const int r[
   return k;
 }
 
-static int compare_ints(const void *p, const void *q) {
-  int a = *(const int *)p, b = *(const int *)q;
-  return (a > b) - (a < b);
-}
-
 /* v[0 .. n) ascending: insertion sort when short, else qsort (the values are distinct, so
  * the result is unique) */
 static void sort_ints(int *v, int n) {
   if (n > MS_HASH_SHORT) {
-    qsort(v, n, sizeof(int), compare_ints);
+    qsort(v, n, sizeof(int), ms_compare_ints);
     return;
   }
   for (int k = 1; k < n; k++) {

@@ -33,6 +33,11 @@ int ms_grow(ms_buf *b, size_t n, size_t size, size_t keep) {
   return 0;
 }
 
+int ms_compare_ints(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
 int ms_compare_pairs(const void *a, const void *b) {
   const int *x = a, *y = b;
   if (x[0] != y[0]) return (x[0] > y[0]) - (x[0] < y[0]);

@@ -43,6 +43,10 @@ void ms_model_free(ms_model *m) {
   free(m->face);
   free(m->fedge);
   free(m->fside);
+  free(m->vf_start);
+  free(m->vf);
+  free(m->ve_start);
+  free(m->ve);
   free(m->ring_start);
   free(m->ring);
   free(m->ftwin);

@@ -91,6 +91,10 @@ typedef struct {
   int ne;               /* the triangles' edges */
   int *fedge;           /* (ne,2) their vertex indices, each edge once, in ascending order */
   int *fside;           /* (nf,3) the fedge index of each triangle's edge from corner k to k + 1 */
+  int *vf_start;        /* (nv+1) the triangles holding vertex v are vf[vf_start[v] ..) */
+  int *vf;              /* (3nf) ascending for each vertex */
+  int *ve_start;        /* (nv+1) the fedges holding vertex v are ve[ve_start[v] ..) */
+  int *ve;              /* (2ne) ascending for each vertex */
   int *ring_start;      /* (nv+1) vertex v's ring is ring[ring_start[v] .. ring_start[v+1]) */
   int *ring;            /* sorted vertices within sc_ring triangle edges of each vertex */
   int disk;             /* 1: the triangles form one topological disk holding every vertex */
@@ -374,6 +378,8 @@ int ms_grow(ms_buf *b, size_t n, size_t size, size_t keep);
  * ints) where it is given and can grow, else by qsort */
 int ms_compare_pairs(const void *a, const void *b);
 int ms_unique_pairs(int *p, int n, ms_buf *scratch);
+/* ints in ascending order (a qsort comparator) */
+int ms_compare_ints(const void *a, const void *b);
 
 /* model.c: allocation and derived quantities */
 ms_status ms_model_alloc(ms_model *m, int nv, int ns);

@@ -108,11 +108,6 @@ int ms_self_in_ring(const ms_model *m, const ms_sc_pair *p) {
   return 0;
 }
 
-static int compare_int(const void *a, const void *b) {
-  int x = *(const int *)a, y = *(const int *)b;
-  return (x > y) - (x < y);
-}
-
 /* m->fedge: the triangles' edges, each once, ends ascending, sorted; m->fside: each triangle
  * edge's index among them */
 static ms_status face_edges(ms_model *m) {
@@ -137,6 +132,23 @@ static ms_status face_edges(ms_model *m) {
   return MS_OK;
 }
 
+/* *start, *list: the primitives (n of k vertices, idx) holding each vertex, ascending for
+ * each (a counting sort; the old arrays freed) */
+static ms_status incidence(const ms_model *m, const int *idx, int n, int k, int **start,
+                           int **list) {
+  int *s = ms_alloc(m->nv + 1, sizeof(int)), *l = ms_alloc((size_t)k * n, sizeof(int));
+  if (!s || !l) return free(s), free(l), MS_ENOMEM;
+  for (size_t i = 0; i < (size_t)k * n; i++) s[idx[i] + 1]++;
+  for (int v = 0; v < m->nv; v++) s[v + 1] += s[v];
+  for (int p = 0; p < n; p++)
+    for (int j = 0; j < k; j++) l[s[idx[k * p + j]]++] = p;
+  for (int v = m->nv; v > 0; v--) s[v] = s[v - 1];
+  s[0] = 0;
+  free(*start), free(*list);
+  *start = s, *list = l;
+  return MS_OK;
+}
+
 /* the vertices within depth triangle edges of v (v included) into out (NULL: only counted),
  * sorted; adj/start the edge graph, mark a (nv) scratch of zeros left zero */
 static int ring_of(const int *start, const int *adj, int v, int depth, int *mark, int *list,
@@ -151,7 +163,7 @@ static int ring_of(const int *start, const int *adj, int v, int depth, int *mark
     lo = hi;
   }
   for (int k = 0; k < n; k++) mark[list[k]] = 0;
-  if (out) memcpy(out, list, sizeof(int) * n), qsort(out, n, sizeof(int), compare_int);
+  if (out) memcpy(out, list, sizeof(int) * n), qsort(out, n, sizeof(int), ms_compare_ints);
   return n;
 }
 
@@ -188,6 +200,8 @@ ms_status ms_model_faces(ms_model *m) {
   free(m->fedge), free(m->fside);
   m->fedge = m->fside = NULL, m->ne = 0;
   ms_status st = face_edges(m);
+  if (st == MS_OK) st = incidence(m, m->face, m->nf, 3, &m->vf_start, &m->vf);
+  if (st == MS_OK) st = incidence(m, m->fedge, m->ne, 2, &m->ve_start, &m->ve);
   if (st == MS_OK) st = ms_model_disk(m);
   return st == MS_OK ? rings(m) : st;
 }

@@ -61,14 +61,14 @@ enum { MS_POINTS, MS_EDGES, MS_TRIANGLES, MS_KINDS };
 
 /* one kind of primitive, gathered patch by patch */
 typedef struct {
-  const int *idx;  /* (n, k) vertex indices; NULL: the points themselves */
-  int n, k;        /* primitives, vertices each */
-  double r;        /* the inflation of their boxes [m] */
-  int *start;      /* (npatch + 1) patch P's are member[start[P] .. start[P+1]) */
-  int *member;     /* (n) the primitives, patch by patch, ascending in each */
-  int *fstart;     /* (nv + 1) a few vertices' sweep: those with first vertex v are */
-  int *first;      /* (n)      first[fstart[v] .. fstart[v+1]) */
-  double *lo, *hi; /* (n, 3) their boxes in their patches' frames, in member order */
+  const int *idx;            /* (n, k) vertex indices; NULL: the points themselves */
+  int n, k;                  /* primitives, vertices each */
+  double r;                  /* the inflation of their boxes [m] */
+  int *start;                /* (npatch + 1) patch P's are member[start[P] .. start[P+1]) */
+  int *member;               /* (n) the primitives, patch by patch, ascending in each */
+  const int *vstart, *vlist; /* the model's: those holding vertex v are vlist[vstart[v] ..
+                              * vstart[v+1]), ascending; NULL for the points */
+  double *lo, *hi;           /* (n, 3) their boxes in their patches' frames, in member order */
 } kind;
 
 /* one side of a pair of patches: the primitives that may meet the other patch, their boxes in
@@ -80,7 +80,7 @@ typedef struct {
 } side;
 
 /* the scratch arrays of a sweep, kept between calls */
-enum { MS_SWEEP_ARRAYS = 13 + 3 * 2 + 6 * MS_KINDS };
+enum { MS_SWEEP_ARRAYS = 12 + 3 * 2 + 4 * MS_KINDS };
 
 struct ms_sweep {
   ms_hash *hash;
@@ -110,7 +110,7 @@ typedef struct {
   unsigned char *take;   /* (npatch) 1 where a patch not wanted may meet one that is */
   int *want;             /* (npatch) the wanted patches */
   int *near, nnear;      /* (nv) a few vertices' sweep: those whose paths may meet the pass's */
-  int *keys;             /* scratch of the largest kind's size: the sort keys */
+  int nflag;             /* a few vertices' sweep: the flagged vertices (s->cube's first) */
   double *vlo, *vhi;     /* (npatch, 3) a bound on each patch's box from its vertices */
   kind kinds[MS_KINDS];
   side side[2]; /* scratch of the largest kind's size: the two sides of a pair of patches */
@@ -157,7 +157,7 @@ static void patches(sweeping *s, double L, const unsigned char *only) {
     q[n++].v = v;
   }
   qsort(q, n, sizeof(cube), compare_cubes);
-  s->npatch = 0;
+  s->nflag = n, s->npatch = 0;
   for (int k = 0; k < n; k++) {
     s->npatch += k == 0 || !same_cube(q + k, q + k - 1);
     s->patch[q[k].v] = s->npatch - 1;
@@ -192,48 +192,24 @@ static int holds(const kind *k, int p, const unsigned char *only) {
   return !only;
 }
 
-/* the patch of primitive p of k: its first vertex's */
-static int patch_of(const sweeping *s, const kind *k, int p) {
-  return s->patch[k->idx ? k->idx[k->k * p] : p];
-}
-
-/* the patch of the first vertex of primitive p of k that has one, -1 when none has */
-static int anchor(const sweeping *s, const kind *k, int p) {
-  for (int v = 0; v < k->k; v++) {
-    int P = s->patch[k->idx ? k->idx[k->k * p + v] : p];
-    if (P >= 0) return P;
-  }
-  return -1;
-}
-
-/* a primitive's key in a counting sort: a patch or a vertex, -1 for none */
-typedef int (*sort_key)(const sweeping *s, const kind *k, int p);
-
 /* the first vertex of primitive p of k */
-static int first_of(const sweeping *s, const kind *k, int p) {
-  (void)s;
+static int first_of(const kind *k, int p) {
   return k->idx ? k->idx[k->k * p] : p;
 }
 
-/* member: the kind's primitives by the key in [0, nkey) that key gives them, those with key K
- * at member[start[K] .. start[K+1]) (a counting sort into zeroed start; those given -1 left
- * out) */
-static void sort_by(const sweeping *s, const kind *k, sort_key key, int nkey, int *start,
-                    int *member) {
-  int *keys = s->keys;
-  for (int p = 0; p < k->n; p++)
-    if ((keys[p] = key(s, k, p)) >= 0) start[keys[p] + 1]++;
-  for (int K = 0; K < nkey; K++) start[K + 1] += start[K];
-  for (int p = 0; p < k->n; p++)
-    if (keys[p] >= 0) member[start[keys[p]]++] = p;
-  for (int K = nkey; K > 0; K--) start[K] = start[K - 1];
-  start[0] = 0;
+/* the patch of primitive p of k: its first vertex's */
+static int patch_of(const sweeping *s, const kind *k, int p) {
+  return s->patch[first_of(k, p)];
 }
 
-/* the kind's primitives by their patches, and s->wanted[P] = 1 where one holds a vertex of
- * s->only */
+/* the kind's primitives by their patches (a counting sort), and s->wanted[P] = 1 where one
+ * holds a vertex of s->only */
 static void sort_kind(sweeping *s, kind *k) {
-  sort_by(s, k, patch_of, s->npatch, k->start, k->member);
+  for (int p = 0; p < k->n; p++) k->start[patch_of(s, k, p) + 1]++;
+  for (int P = 0; P < s->npatch; P++) k->start[P + 1] += k->start[P];
+  for (int p = 0; p < k->n; p++) k->member[k->start[patch_of(s, k, p)]++] = p;
+  for (int P = s->npatch; P > 0; P--) k->start[P] = k->start[P - 1];
+  k->start[0] = 0;
   for (int p = 0; p < k->n; p++) s->wanted[patch_of(s, k, p)] |= holds(k, p, s->only);
 }
 
@@ -423,6 +399,47 @@ static ms_status patch_pairs(ms_sweep *w, sweeping *s, double r) {
 
 /* ---------------------------------------------------------------- a few vertices' pairs */
 
+/* the first vertex of primitive p of k that has a patch (a flagged one), -1 when none has */
+static int anchor_vertex(const sweeping *s, const kind *k, int p) {
+  for (int j = 0; j < k->k; j++) {
+    int v = k->idx ? k->idx[k->k * p + j] : p;
+    if (s->patch[v] >= 0) return v;
+  }
+  return -1;
+}
+
+/* the patch that anchors primitive p of k (its anchor vertex's), -1 when none does */
+static int anchor(const sweeping *s, const kind *k, int p) {
+  int v = anchor_vertex(s, k, p);
+  return v < 0 ? -1 : s->patch[v];
+}
+
+/* the primitives of k that hold vertex v are held(k, i) for i in [*from, *to) */
+static void holding(const kind *k, int v, int *from, int *to) {
+  *from = k->vstart ? k->vstart[v] : v, *to = k->vstart ? k->vstart[v + 1] : v + 1;
+}
+
+/* the primitive at i of those holding a vertex (holding) */
+static int held(const kind *k, int i) {
+  return k->vlist ? k->vlist[i] : i;
+}
+
+/* k->member[k->start[P] .. k->start[P+1]): the primitives patch P anchors, ascending; taken
+ * at their anchor vertices from the flagged vertices, which s->cube holds patch by patch */
+static void anchored(const sweeping *s, kind *k) {
+  int n = 0;
+  for (int j = 0; j < s->nflag; j++) {
+    int v = s->cube[j].v, from, to;
+    if (j == 0 || s->patch[v] != s->patch[s->cube[j - 1].v]) k->start[s->patch[v]] = n;
+    holding(k, v, &from, &to);
+    for (int i = from; i < to; i++)
+      if (anchor_vertex(s, k, held(k, i)) == v) k->member[n++] = held(k, i);
+  }
+  k->start[s->npatch] = n;
+  for (int P = 0; P < s->npatch; P++)
+    qsort(k->member + k->start[P], k->start[P + 1] - k->start[P], sizeof(int), ms_compare_ints);
+}
+
 /* lo, hi: the union of the boxes of patch P's own primitives (those it anchors) in its frame */
 static void own_box(const sweeping *s, int P, double lo[3], double hi[3]) {
   double blo[3], bhi[3];
@@ -463,14 +480,17 @@ static void pass_side(const sweeping *s, const kind *k, int P, const double lo[3
     out->id[out->n++] = k->member[j];
   }
   out->nwanted = out->n;
-  for (int j = 0; j < s->nnear; j++)
-    for (int i = k->fstart[s->near[j]]; i < k->fstart[s->near[j] + 1]; i++) {
-      int p = k->first[i], A = anchor(s, k, p);
-      if (A >= 0 && A <= P) continue;
+  for (int j = 0; j < s->nnear; j++) {
+    int v = s->near[j], from, to, A;
+    holding(k, v, &from, &to);
+    for (int i = from; i < to; i++) {
+      int p = held(k, i);
+      if (first_of(k, p) != v || ((A = anchor(s, k, p)) >= 0 && A <= P)) continue;
       double *plo = out->lo + 3 * out->n, *phi = out->hi + 3 * out->n;
       path_box(s, k, p, c, plo, phi);
       if (ms_boxes_overlap(plo, phi, lo, hi)) out->id[out->n++] = p;
     }
+  }
 }
 
 /* patch P's pairs, in its frame: its points against its triangles and the others', the
@@ -498,10 +518,7 @@ static ms_status pass_pairs(ms_sweep *w, sweeping *s, int P, double grow) {
  * two anchored primitives is found in the pass of the lower anchor */
 static ms_status few_pairs(ms_sweep *w, sweeping *s, double r) {
   double grow = extent(s) + r;
-  for (kind *k = s->kinds; k < s->kinds + MS_KINDS; k++) {
-    sort_by(s, k, anchor, s->npatch, k->start, k->member);
-    sort_by(s, k, first_of, s->m->nv, k->fstart, k->first);
-  }
+  for (kind *k = s->kinds; k < s->kinds + MS_KINDS; k++) anchored(s, k);
   ms_status st = MS_OK;
   for (int P = 0; P < s->npatch && st == MS_OK; P++) st = pass_pairs(w, s, P, grow);
   return st;
@@ -538,6 +555,8 @@ static int make(ms_sweep *w, sweeping *s, const ms_model *m, double r) {
   size_t nv = m->nv, ne = m->ne, nf = m->nf, big = nv > ne ? nv : ne;
   big = big > nf ? big : nf;
   const int *idx[MS_KINDS] = {NULL, m->fedge, m->face}, n[MS_KINDS] = {m->nv, m->ne, m->nf};
+  const int *vstart[MS_KINDS] = {NULL, m->ve_start, m->vf_start},
+            *vlist[MS_KINDS] = {NULL, m->ve, m->vf};
   const double inflate[MS_KINDS] = {r, 0.5 * r, 0.0};
   ms_buf *b = w->scratch;
   int ok = 1;
@@ -546,7 +565,6 @@ static int make(ms_sweep *w, sweeping *s, const ms_model *m, double r) {
   s->plo = room(b++, 3 * nv, sizeof(double), &ok), s->phi = room(b++, 3 * nv, sizeof(double), &ok);
   s->wanted = room(b++, nv, 1, &ok), s->take = room(b++, nv, 1, &ok);
   s->want = room(b++, nv, sizeof(int), &ok), s->near = room(b++, nv, sizeof(int), &ok);
-  s->keys = room(b++, big, sizeof(int), &ok);
   s->vlo = room(b++, 3 * nv, sizeof(double), &ok), s->vhi = room(b++, 3 * nv, sizeof(double), &ok);
   for (int k = 0; k < 2; k++) {
     side *sd = s->side + k;
@@ -557,17 +575,16 @@ static int make(ms_sweep *w, sweeping *s, const ms_model *m, double r) {
   for (int k = 0; k < MS_KINDS; k++) {
     kind *kd = s->kinds + k;
     *kd = (kind){.idx = idx[k], .n = n[k], .k = k + 1, .r = inflate[k]};
+    kd->vstart = vstart[k], kd->vlist = vlist[k];
     kd->start = room(b++, nv + 1, sizeof(int), &ok), kd->member = room(b++, n[k], sizeof(int), &ok);
     kd->lo = room(b++, 3 * (size_t)n[k], sizeof(double), &ok);
     kd->hi = room(b++, 3 * (size_t)n[k], sizeof(double), &ok);
-    kd->fstart = room(b++, nv + 1, sizeof(int), &ok), kd->first = room(b++, n[k], sizeof(int), &ok);
   }
   if (!ok) return 0;
   memset(s->count, 0, sizeof(int) * nv), memset(s->c, 0, sizeof(double) * 3 * nv);
   memset(s->wanted, 0, nv);
   for (int k = 0; k < MS_KINDS; k++) {
     memset(s->kinds[k].start, 0, sizeof(int) * (nv + 1));
-    memset(s->kinds[k].fstart, 0, sizeof(int) * (nv + 1));
   }
   return 1;
 }

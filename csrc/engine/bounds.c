@@ -184,10 +184,10 @@ static int holds_in_parts(const ms_model *m, const ms_sc_pair *pr, const double 
  * is cut to the room outside the contact zone, and has only that room where it is at least
  * seen apart at x (the method saw no pair so far: r in the first round, 0 in a later one).
  * Returns how many scales it lowered: a pass that lowers none leaves every pair's signed sum
- * within its room (a pair once cut stays so) */
+ * within its room (a pair once cut stays so); *cut counts the free vertices it cut first */
 static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const double *dx,
                        const double *near, double *scale, int64_t pass, ms_sc_round kind,
-                       double seen) {
+                       double seen, int *cut) {
   // the room the contact zone takes from a pair that feels the barrier; the room of a pair
   // as far apart as the method saw pairs
   double floor = MS_SC_FLOOR * m->sc_thickness, zone = zone_room(m);
@@ -228,7 +228,9 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
     for (int k = 0; k < 4; k++) {
       int v = pr->v[k];
       double s = c[k] > 0 ? share[k >= na] / c[k] : 1.0;
-      if (s < scale[v]) scale[v] = s, w->lowered[v] = pass * w->npair + p, cuts++;
+      if (!(s < scale[v])) continue;
+      *cut += scale[v] == 1.0 && !m->fixed[v];
+      scale[v] = s, w->lowered[v] = pass * w->npair + p, cuts++;
     }
   }
   return cuts;
@@ -320,9 +322,9 @@ static int scales(const ms_model *m, ms_self_ws *w, const double *x, ms_sc_round
   int cut = 0;
   const double *near = kind != MS_SC_AGAIN ? w->nearest : NULL;
   for (int i = 0; i < m->nv; i++) w->scale[i] = 1.0, w->lowered[i] = -1;
-  for (int64_t pass = 0; pair_scales(m, w, x, w->dev, near, w->scale, pass, kind, seen); pass++)
+  for (int64_t pass = 0; pair_scales(m, w, x, w->dev, near, w->scale, pass, kind, seen, &cut);
+       pass++)
     continue;
-  for (int i = 0; i < m->nv; i++) cut += w->scale[i] < 1.0 && !m->fixed[i];
   return cut;
 }
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import msim
-from msim import _core
+from msim import _core, scenes
 
 # every workspace the core builds on a first step, and the CHOLMOD patterns in them
 CASES = [
@@ -80,6 +80,30 @@ def test_a_step_that_ran_out_of_memory_leaves_nothing_half_built(method, options
 @pytest.mark.parametrize("method", ["fms", "implicit_euler", "xpbd"])
 def test_a_self_contact_step_that_ran_out_of_memory_leaves_nothing_half_built(method):
     _runs_out_of_memory(_swinging_cloth, method, {})
+
+
+def test_a_ring_change_that_ran_out_of_memory_leaves_the_mesh_as_it_was():
+    # a new ring depth derives the triangles' edges and the rings again: an allocation that
+    # fails on the way raises MemoryError and leaves the depth and the edges as they were, so
+    # detection finds the pairs it found before (a failure that had dropped the edges first
+    # left a mesh whose edge-edge pairs nobody found)
+    want = scenes.folded_cloth(n=6).initial._detected_pairs(False)[0]
+    assert len(want) > 100
+    failures = 0
+    for k in range(1, 100):
+        sim = scenes.folded_cloth(n=6).initial.copy()
+        _core._fail_allocation(k)
+        try:
+            sim.self_contact_ring = 3
+        except MemoryError:
+            failures += 1
+            assert sim.self_contact_ring == 2
+            np.testing.assert_array_equal(sim._detected_pairs(False)[0], want)
+        else:
+            break
+        finally:
+            _core._fail_allocation(0)
+    assert failures >= 3
 
 
 def test_the_hook_names_its_argument():

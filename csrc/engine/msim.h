@@ -491,8 +491,9 @@ int ms_opt_check(ms_method method, const ms_opt *o);
 int ms_opt_refused(ms_method method, const ms_opt *o, uint32_t given);
 int ms_opt_iterations(const ms_opt *o);
 
-/* selfcontact.c: the triangles of self-contact: m->face and m->nf set, their edges and each
- * vertex's topological ring derived (m->sc_ring edges deep); the (triangle edge, triangle)
+/* selfcontact.c: the triangles of self-contact: m->face and m->nf set, their edges, the
+ * triangles and edges at each vertex and each vertex's topological ring derived (m->sc_ring
+ * edges deep; what was derived before stays when memory runs out); the (triangle edge, triangle)
  * pairs that cross at x, touching included (an exact count, usable as an oracle) */
 ms_status ms_model_faces(ms_model *m);
 double ms_mean_face_edge(const ms_model *m, const double *x);

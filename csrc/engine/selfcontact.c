@@ -109,7 +109,7 @@ int ms_self_in_ring(const ms_model *m, const ms_sc_pair *p) {
 }
 
 /* m->fedge: the triangles' edges, each once, ends ascending, sorted; m->fside: each triangle
- * edge's index among them */
+ * edge's index among them (the old arrays kept when out of memory) */
 static ms_status face_edges(ms_model *m) {
   int *e = ms_alloc(6 * (size_t)m->nf, sizeof(int)),
       *side = ms_alloc(3 * (size_t)m->nf, sizeof(int));
@@ -120,15 +120,16 @@ static ms_status face_edges(ms_model *m) {
       int a = m->face[3 * f + k], b = m->face[3 * f + (k + 1) % 3];
       e[2 * n] = a < b ? a : b, e[2 * n + 1] = a < b ? b : a, n++;
     }
-  m->ne = ms_unique_pairs(e, n, NULL); /* once per mesh */
+  int ne = ms_unique_pairs(e, n, NULL); /* once per mesh */
   for (int f = 0; f < m->nf; f++)
     for (int k = 0; k < 3; k++) {
       int a = m->face[3 * f + k], b = m->face[3 * f + (k + 1) % 3];
       int key[2] = {a < b ? a : b, a < b ? b : a};
-      const int *hit = bsearch(key, e, m->ne, 2 * sizeof(int), ms_compare_pairs);
+      const int *hit = bsearch(key, e, ne, 2 * sizeof(int), ms_compare_pairs);
       side[3 * f + k] = (int)((hit - e) / 2);
     }
-  m->fedge = e, m->fside = side;
+  free(m->fedge), free(m->fside);
+  m->fedge = e, m->fside = side, m->ne = ne;
   return MS_OK;
 }
 
@@ -197,8 +198,6 @@ done:
 }
 
 ms_status ms_model_faces(ms_model *m) {
-  free(m->fedge), free(m->fside);
-  m->fedge = m->fside = NULL, m->ne = 0;
   ms_status st = face_edges(m);
   if (st == MS_OK) st = incidence(m, m->face, m->nf, 3, &m->vf_start, &m->vf);
   if (st == MS_OK) st = incidence(m, m->fedge, m->ne, 2, &m->ve_start, &m->ve);

@@ -35,10 +35,12 @@
  * each of their patches P is one pass in the frame of its own vertices' mean displacement.
  * A primitive holding such a vertex belongs to the pass of the first one's patch; the pass
  * boxes its own primitives and, of the others, only those whose first vertex's path in its
- * frame, grown by the same bound, meets the union of its own boxes, and sends the pairs with
- * one of its own through the broad phase. A pair of two such primitives is found in the pass
- * of the lower patch. The frames differ from the patches', so the pairs differ from those
- * of a full sweep that hold such a vertex; both hold every pair that comes within r.
+ * frame, grown by r and that vertex's reach (the longest edge at it along any axis, which
+ * bounds how far the primitives it is first of extend from it), meets the union of its own
+ * boxes, and sends the pairs with one of its own through the broad phase. A pair of two such
+ * primitives is found in the pass of the lower patch. The frames differ from the patches', so
+ * the pairs differ from those of a full sweep that hold such a vertex; both hold every pair
+ * that comes within r.
  */
 #include <limits.h>
 #include <math.h>
@@ -80,7 +82,7 @@ typedef struct {
 } side;
 
 /* the scratch arrays of a sweep, kept between calls */
-enum { MS_SWEEP_ARRAYS = 12 + 3 * 2 + 4 * MS_KINDS };
+enum { MS_SWEEP_ARRAYS = 13 + 3 * 2 + 4 * MS_KINDS };
 
 struct ms_sweep {
   ms_hash *hash;
@@ -111,6 +113,7 @@ typedef struct {
   int *want;             /* (npatch) the wanted patches */
   int *near, nnear;      /* (nv) a few vertices' sweep: those whose paths may meet the pass's */
   int nflag;             /* a few vertices' sweep: the flagged vertices (s->cube's first) */
+  double *reach;         /* (nv) and the longest edge at each vertex along any axis [m] */
   double *vlo, *vhi;     /* (npatch, 3) a bound on each patch's box from its vertices */
   kind kinds[MS_KINDS];
   side side[2]; /* scratch of the largest kind's size: the two sides of a pair of patches */
@@ -243,16 +246,24 @@ static void gather(sweeping *s, kind *k, const unsigned char *take) {
 }
 
 /* the farthest apart two ends of a triangle edge lie along any axis, at x or at x + dx: every
- * vertex of a primitive lies at most that far from its first vertex, at both ends [m] */
-static double extent(const sweeping *s) {
+ * vertex of a primitive lies at most that far from its first vertex, at both ends [m]; into
+ * reach (nv) where given, the same over the edges at each vertex (a primitive's vertices lie
+ * at most its first vertex's reach from it, each joined to it by an edge) */
+static double extent(const sweeping *s, double *reach) {
   const ms_model *m = s->m;
   double most = 0;
-  for (int e = 0; e < m->ne; e++)
+  if (reach) memset(reach, 0, sizeof(double) * m->nv);
+  for (int e = 0; e < m->ne; e++) {
+    int u = m->fedge[2 * e], v = m->fedge[2 * e + 1];
+    double len = 0;
     for (int t = 0; t < 3; t++) {
-      size_t a = 3 * (size_t)m->fedge[2 * e] + t, b = 3 * (size_t)m->fedge[2 * e + 1] + t;
-      most = ms_max(most,
-                    ms_max(fabs(s->x[a] - s->x[b]), fabs(s->x[a] + s->dx[a] - s->x[b] - s->dx[b])));
+      size_t a = 3 * (size_t)u + t, b = 3 * (size_t)v + t;
+      len = ms_max(len,
+                   ms_max(fabs(s->x[a] - s->x[b]), fabs(s->x[a] + s->dx[a] - s->x[b] - s->dx[b])));
     }
+    most = ms_max(most, len);
+    if (reach) reach[u] = ms_max(reach[u], len), reach[v] = ms_max(reach[v], len);
+  }
   return most;
 }
 
@@ -261,7 +272,7 @@ static double extent(const sweeping *s) {
  * extent and the largest inflation r, meets one (the wanted patches' boxes gathered) */
 static void near_wanted(sweeping *s, double r) {
   unsigned char *take = s->take;
-  double *lo = s->vlo, *hi = s->vhi, grow = extent(s) + r;
+  double *lo = s->vlo, *hi = s->vhi, grow = extent(s, NULL) + r;
   for (int k = 0; k < 3 * s->npatch; k++) lo[k] = INFINITY, hi[k] = -INFINITY;
   for (int v = 0; v < s->m->nv; v++)
     for (int t = 0; t < 3; t++) {
@@ -451,18 +462,17 @@ static void own_box(const sweeping *s, int P, double lo[3], double hi[3]) {
     }
 }
 
-/* s->near: the vertices whose paths in the frame moving by c, grown by grow, meet the box lo,
- * hi */
+/* s->near: the vertices whose paths in the frame moving by c, grown by their reach and r,
+ * meet the box lo, hi */
 static void near_box(sweeping *s, const double c[3], const double lo[3], const double hi[3],
-                     double grow) {
-  double glo[3], ghi[3]; /* the box grown: a path meets it unless both ends lie beyond one side */
-  for (int t = 0; t < 3; t++) glo[t] = lo[t] - grow, ghi[t] = hi[t] + grow;
+                     double r) {
   s->nnear = 0;
   for (int v = 0; v < s->m->nv; v++) {
-    int near = 1;
+    double grow = s->reach[v] + r;
+    int near = 1; /* a path meets the grown box unless both ends lie beyond one side */
     for (int t = 0; t < 3; t++) {
       double a = s->x[3 * v + t], e = a + s->dx[3 * v + t] - c[t];
-      near &= (a <= ghi[t] || e <= ghi[t]) && (a >= glo[t] || e >= glo[t]);
+      near &= (a <= hi[t] + grow || e <= hi[t] + grow) && (a >= lo[t] - grow || e >= lo[t] - grow);
     }
     if (near) s->near[s->nnear++] = v;
   }
@@ -494,12 +504,12 @@ static void pass_side(const sweeping *s, const kind *k, int P, const double lo[3
 }
 
 /* patch P's pairs, in its frame: its points against its triangles and the others', the
- * others' points against its triangles, its edges against its own and the others'. grow: the
- * primitives' extent and the largest inflation [m] */
-static ms_status pass_pairs(ms_sweep *w, sweeping *s, int P, double grow) {
+ * others' points against its triangles, its edges against its own and the others'. r: the
+ * largest inflation [m] */
+static ms_status pass_pairs(ms_sweep *w, sweeping *s, int P, double r) {
   double lo[3], hi[3];
   own_box(s, P, lo, hi);
-  near_box(s, s->c + 3 * P, lo, hi, grow);
+  near_box(s, s->c + 3 * P, lo, hi, r);
   side *a = s->side, *b = s->side + 1;
   pass_side(s, s->kinds + MS_POINTS, P, lo, hi, a);
   pass_side(s, s->kinds + MS_TRIANGLES, P, lo, hi, b);
@@ -517,10 +527,10 @@ static ms_status pass_pairs(ms_sweep *w, sweeping *s, int P, double grow) {
  * flagged vertex is anchored by that vertex's patch (the first such vertex's), and a pair of
  * two anchored primitives is found in the pass of the lower anchor */
 static ms_status few_pairs(ms_sweep *w, sweeping *s, double r) {
-  double grow = extent(s) + r;
+  extent(s, s->reach);
   for (kind *k = s->kinds; k < s->kinds + MS_KINDS; k++) anchored(s, k);
   ms_status st = MS_OK;
-  for (int P = 0; P < s->npatch && st == MS_OK; P++) st = pass_pairs(w, s, P, grow);
+  for (int P = 0; P < s->npatch && st == MS_OK; P++) st = pass_pairs(w, s, P, r);
   return st;
 }
 
@@ -565,6 +575,7 @@ static int make(ms_sweep *w, sweeping *s, const ms_model *m, double r) {
   s->plo = room(b++, 3 * nv, sizeof(double), &ok), s->phi = room(b++, 3 * nv, sizeof(double), &ok);
   s->wanted = room(b++, nv, 1, &ok), s->take = room(b++, nv, 1, &ok);
   s->want = room(b++, nv, sizeof(int), &ok), s->near = room(b++, nv, sizeof(int), &ok);
+  s->reach = room(b++, nv, sizeof(double), &ok);
   s->vlo = room(b++, 3 * nv, sizeof(double), &ok), s->vhi = room(b++, 3 * nv, sizeof(double), &ok);
   for (int k = 0; k < 2; k++) {
     side *sd = s->side + k;

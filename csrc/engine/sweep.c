@@ -188,16 +188,21 @@ static int shifted_overlap(const double *lo, const double *hi, const double *d, 
   return 1;
 }
 
+/* vertex j of primitive p of k */
+static int vertex_of(const kind *k, int p, int j) {
+  return k->idx ? k->idx[k->k * p + j] : p;
+}
+
 /* 1 when primitive p of k holds a vertex of only (NULL: every vertex) */
 static int holds(const kind *k, int p, const unsigned char *only) {
   for (int v = 0; v < k->k && only; v++)
-    if (only[k->idx ? k->idx[k->k * p + v] : p]) return 1;
+    if (only[vertex_of(k, p, v)]) return 1;
   return !only;
 }
 
 /* the first vertex of primitive p of k */
 static int first_of(const kind *k, int p) {
-  return k->idx ? k->idx[k->k * p] : p;
+  return vertex_of(k, p, 0);
 }
 
 /* the patch of primitive p of k: its first vertex's */
@@ -222,7 +227,7 @@ static void path_box(const sweeping *s, const kind *k, int p, const double c[3],
   for (int t = 0; t < 3; t++) {
     double a = INFINITY, b = -INFINITY;
     for (int v = 0; v < k->k; v++) {
-      size_t i = 3 * (size_t)(k->idx ? k->idx[k->k * p + v] : p) + t;
+      size_t i = 3 * (size_t)vertex_of(k, p, v) + t;
       double e = s->x[i] + s->dx[i] - c[t];
       a = ms_min(a, ms_min(s->x[i], e)), b = ms_max(b, ms_max(s->x[i], e));
     }
@@ -413,7 +418,7 @@ static ms_status patch_pairs(ms_sweep *w, sweeping *s, double r) {
 /* the first vertex of primitive p of k that has a patch (a flagged one), -1 when none has */
 static int anchor_vertex(const sweeping *s, const kind *k, int p) {
   for (int j = 0; j < k->k; j++) {
-    int v = k->idx ? k->idx[k->k * p + j] : p;
+    int v = vertex_of(k, p, j);
     if (s->patch[v] >= 0) return v;
   }
   return -1;

@@ -151,16 +151,18 @@ static ms_status incidence(const ms_model *m, const int *idx, int n, int k, int 
 }
 
 /* the vertices within depth triangle edges of v (v included) into out (NULL: only counted),
- * sorted; adj/start the edge graph, mark a (nv) scratch of zeros left zero */
-static int ring_of(const int *start, const int *adj, int v, int depth, int *mark, int *list,
-                   int *out) {
+ * sorted, across the edges at each vertex (m->ve); mark a (nv) scratch of zeros left zero */
+static int ring_of(const ms_model *m, int v, int depth, int *mark, int *list, int *out) {
   int n = 1, lo = 0;
   list[0] = v, mark[v] = 1;
   for (int level = 0; level < depth; level++) {
     int hi = n;
     for (int k = lo; k < hi; k++)
-      for (int p = start[list[k]]; p < start[list[k] + 1]; p++)
-        if (!mark[adj[p]]) mark[adj[p]] = 1, list[n++] = adj[p];
+      for (int p = m->ve_start[list[k]]; p < m->ve_start[list[k] + 1]; p++) {
+        const int *e = m->fedge + 2 * m->ve[p];
+        int u = e[0] == list[k] ? e[1] : e[0];
+        if (!mark[u]) mark[u] = 1, list[n++] = u;
+      }
     lo = hi;
   }
   for (int k = 0; k < n; k++) mark[list[k]] = 0;
@@ -168,32 +170,22 @@ static int ring_of(const int *start, const int *adj, int v, int depth, int *mark
   return n;
 }
 
-/* m->ring_start, m->ring from m->fedge: breadth-first to depth m->sc_ring from each vertex */
+/* m->ring_start, m->ring from m->fedge and m->ve: breadth-first to depth m->sc_ring from each
+ * vertex */
 static ms_status rings(ms_model *m) {
-  int nv = m->nv, *start = ms_alloc(nv + 1, sizeof(int)), *adj = ms_alloc(2 * m->ne, sizeof(int));
-  int *mark = ms_alloc(nv, sizeof(int)), *list = ms_alloc(nv, sizeof(int));
+  int nv = m->nv, *mark = ms_alloc(nv, sizeof(int)), *list = ms_alloc(nv, sizeof(int));
   int *rs = ms_alloc(nv + 1, sizeof(int)), *ring = NULL;
   ms_status st = MS_ENOMEM;
-  if (!start || !adj || !mark || !list || !rs) goto done;
-  // the edge graph by counting sort
-  for (int e = 0; e < 2 * m->ne; e++) start[m->fedge[e] + 1]++;
-  for (int v = 0; v < nv; v++) start[v + 1] += start[v];
-  for (int e = 0; e < m->ne; e++) {
-    int a = m->fedge[2 * e], b = m->fedge[2 * e + 1];
-    adj[start[a]++] = b, adj[start[b]++] = a;
-  }
-  for (int v = nv; v > 0; v--) start[v] = start[v - 1];
-  start[0] = 0;
+  if (!mark || !list || !rs) goto done;
   // count, then fill
-  for (int v = 0; v < nv; v++)
-    rs[v + 1] = rs[v] + ring_of(start, adj, v, m->sc_ring, mark, list, NULL);
+  for (int v = 0; v < nv; v++) rs[v + 1] = rs[v] + ring_of(m, v, m->sc_ring, mark, list, NULL);
   if (!(ring = ms_alloc(rs[nv], sizeof(int)))) goto done;
-  for (int v = 0; v < nv; v++) ring_of(start, adj, v, m->sc_ring, mark, list, ring + rs[v]);
+  for (int v = 0; v < nv; v++) ring_of(m, v, m->sc_ring, mark, list, ring + rs[v]);
   free(m->ring_start), free(m->ring);
   m->ring_start = rs, m->ring = ring, rs = NULL;
   st = MS_OK;
 done:
-  free(start), free(adj), free(mark), free(list), free(rs);
+  free(mark), free(list), free(rs);
   return st;
 }
 

@@ -197,6 +197,43 @@ def test_the_self_contact_energy_is_the_sum_of_every_close_pairs_barrier():
     assert sim.energy()["self_contact"] == pytest.approx(expected, rel=1e-12)
 
 
+def test_pairs_within_the_ring_carry_no_energy_and_those_beyond_it_do():
+    # a strip of 8 quads whose far end hovers over its first quad (the middle lifted out of the
+    # way): a pair carries its barrier only where every vertex of one primitive is more than
+    # self_contact_ring triangle edges from every vertex of the other, counted here by
+    # breadth-first search over the triangles' edges (scipy), so the energy falls to zero in
+    # steps as the ring grows past the pairs' graph distances
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import shortest_path
+
+    n, a, dhat, kappa = 8, 0.1, 0.02, 500.0
+    x = np.array([[i * a, j * a, 0.0] for i in range(n + 1) for j in (0, 1)])
+    x[4:2 * n, 2] = 1.0                        # columns 2 .. n-1 out of the way
+    x[2 * n:] = [[0.05, 0.03, 0.4 * dhat], [0.06, 0.07, 0.5 * dhat]]  # column n over the first quad
+    faces = np.array([f for i in range(n) for f in ([2 * i, 2 * i + 2, 2 * i + 3],
+                                                    [2 * i, 2 * i + 3, 2 * i + 1])])
+    edges = msim.mesh.unique_edges(msim.mesh.cell_edges("triangle", faces))
+    graph = coo_matrix((np.ones(len(edges)), tuple(edges.T)), shape=(len(x),) * 2)
+    hops = shortest_path(graph, directed=False, unweighted=True)
+    pairs = [("pt", np.r_[v, f]) for v in range(len(x)) for f in faces if v not in f]
+    pairs += [("ee", np.r_[e, g]) for i, e in enumerate(edges) for g in edges[i + 1:]
+              if not set(e) & set(g)]
+    close = []  # (the barrier, the fewest edges between the primitives) of each close pair
+    for kind, v in pairs:
+        d = np.sqrt(msim._core._pair_distance(kind, x[v])[0])
+        if d < dhat:
+            k = 1 if kind == "pt" else 2
+            close.append((barrier(d, dhat, kappa), hops[np.ix_(v[:k], v[k:])].min()))
+    energies = []
+    for ring in range(n + 2):
+        sim = msim.System(x, edges, faces=faces, self_contact=True, self_thickness=dhat,
+                          self_stiffness=kappa, self_contact_ring=ring, gravity=[0.0, 0.0, 0.0])
+        expected = sum(e for e, h in close if h > ring)
+        energies.append(sim.energy()["self_contact"])
+        assert energies[-1] == pytest.approx(expected, rel=1e-12, abs=1e-300), ring
+    assert energies[0] > energies[n - 1] > 0 and energies[n] == 0
+
+
 # ---------------------------------------------------------------- a bad start, bad faces
 
 

@@ -170,6 +170,44 @@ static int holds_in_parts(const ms_model *m, const ms_sc_pair *pr, const double 
   }
 }
 
+/* the room that pair pr surely has at x: a lower bound on its distance (the gap between its
+ * boxes, or the last detection's nearest distances near where x is where it ran), less the
+ * contact zone where it may feel the barrier (at least `seen` apart at x, the method saw no
+ * pair so far), times gamma */
+static double pair_slack(const ms_model *m, const ms_sc_pair *pr, const double *x,
+                         const double *near, double seen) {
+  double floor = MS_SC_FLOOR * m->sc_thickness, zone = zone_room(m);
+  double gap = box_gap(pr, x);
+  if (near) gap = ms_max(gap, near_floor(pr, near));
+  double slack = MS_SC_GAMMA * (gap - floor);
+  return gap >= seen ? slack - zone : ms_min(slack, MS_SC_GAMMA * (seen - floor) - zone);
+}
+
+/* for a solver's iterate, which starts from x = x_t with the step's nearest distances and
+ * sees every pair: pair_slack of each of w's pairs (returned) and their vertices, each once
+ * (w->pvert), the same at every iterate of the step, so kept until the pairs change; NULL
+ * when out of memory (the iterate then measures every pair and vertex) */
+static const double *iterate_slack(const ms_model *m, ms_self_ws *w, const double *x,
+                                   const double *near) {
+  if (w->slack_ok) return w->slack.p;
+  if (ms_grow(&w->slack, w->npair, sizeof(double), 0) ||
+      ms_grow(&w->pvert, m->nv, sizeof(int), 0) || ms_grow(&w->pmark, m->nv, 1, 0))
+    return NULL;
+  double *slack = w->slack.p;
+  int *list = w->pvert.p;
+  unsigned char *mark = w->pmark.p;
+  memset(mark, 0, m->nv);
+  w->npvert = 0;
+  for (int p = 0; p < w->npair; p++) {
+    const ms_sc_pair *pr = w->pair + p;
+    slack[p] = pair_slack(m, pr, x, near, INFINITY);
+    for (int k = 0; k < 4; k++)
+      if (!mark[pr->v[k]]) mark[pr->v[k]] = 1, list[w->npvert++] = pr->v[k];
+  }
+  w->slack_ok = 1;
+  return slack;
+}
+
 /* scale[v] lowered so that x + scale[v] dx[v] keeps each of w's pairs (ring pairs too)
  * separated by the plane between its closest points: the two sides' largest signed closings
  * c_A, c_B at the scales so far may sum to 2 room. A pair that needs cutting is cut on its
@@ -192,6 +230,7 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
   // as far apart as the method saw pairs
   double floor = MS_SC_FLOOR * m->sc_thickness, zone = zone_room(m);
   double sight = MS_SC_GAMMA * (seen - floor);
+  const double *kept = kind == MS_SC_ITERATE ? iterate_slack(m, w, x, near) : NULL;
   int cuts = 0;
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
@@ -202,10 +241,7 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
     if (pass && last < (pass - 1) * w->npair + p) continue;
     // c_A + c_B <= the largest relative move: within the least room a lower bound on D
     // leaves (as if the pair felt the barrier) it holds
-    double gap = box_gap(pr, x);
-    if (near) gap = ms_max(gap, near_floor(pr, near));
-    double slack = MS_SC_GAMMA * (gap - floor);
-    slack = gap >= seen ? slack - zone : ms_min(slack, sight - zone);
+    double slack = kept ? kept[p] : pair_slack(m, pr, x, near, seen);
     if (relative_move(pr, dx, scale) <= 2 * slack) continue;
     // a pair that feels the barrier enters the zone uncut only where the method saw it
     double n[3], c[4], side[2] = {0, 0}, now[2] = {-INFINITY, -INFINITY},
@@ -286,19 +322,23 @@ static void translation(const ms_model *m, const double *x, const double *target
   for (int t = 0; t < 3 && len > cap; t++) u[t] *= cap / len;
 }
 
-/* the common translation u (0 unless translate) and each vertex's deviation w->dev from x
- * toward target */
+/* the common translation u (0 unless translate) and the deviation w->dev from x toward target
+ * of every vertex (all) or of the vertices of w's pairs alone (the only ones a round of them
+ * reads) */
 static void deviations(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
-                       int translate, double u[3]) {
+                       int translate, int all, double u[3]) {
   double *dev = w->dev;
   if (translate)
     translation(m, x, target, w->nearest, u);
   else
     u[0] = u[1] = u[2] = 0;
   const double c[3] = {u[0], u[1], u[2]}; /* (not reread after each store to dev) */
-  for (int i = 0; i < m->nv; i++)
+  const int *list = w->pvert.p;
+  for (int j = 0; j < (all ? m->nv : w->npvert); j++) {
+    int i = all ? j : list[j];
     for (int t = 0; t < 3; t++)
       dev[3 * i + t] = m->fixed[i] ? -c[t] : target[3 * i + t] - x[3 * i + t] - c[t];
+  }
 }
 
 /* 1 when every deviation stays within reach of the radius (pairs farther than r then stay
@@ -314,14 +354,18 @@ static int within_reach(const ms_model *m, const ms_self_ws *w) {
   return inside;
 }
 
-/* w->scale: the fraction of its deviation each vertex keeps under w's pairs from x (where
- * the step's detection ran but in a later round) in a round of kind; the number of free
- * vertices cut */
-static int scales(const ms_model *m, ms_self_ws *w, const double *x, ms_sc_round kind,
-                  double seen) {
+/* w->scale: the fraction of its deviation each vertex (all) or each vertex of w's pairs keeps
+ * under those pairs from x (where the step's detection ran but in a later round) in a round of
+ * kind; the number of free vertices cut */
+static int scales(const ms_model *m, ms_self_ws *w, const double *x, ms_sc_round kind, double seen,
+                  int all) {
   int cut = 0;
   const double *near = kind != MS_SC_AGAIN ? w->nearest : NULL;
-  for (int i = 0; i < m->nv; i++) w->scale[i] = 1.0, w->lowered[i] = -1;
+  const int *list = w->pvert.p;
+  for (int j = 0; j < (all ? m->nv : w->npvert); j++) {
+    int i = all ? j : list[j];
+    w->scale[i] = 1.0, w->lowered[i] = -1;
+  }
   for (int64_t pass = 0; pair_scales(m, w, x, w->dev, near, w->scale, pass, kind, seen, &cut);
        pass++)
     continue;
@@ -349,16 +393,21 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
   ms_self_ws *w = d->sc;
   int planar = 0;
   double seen = kind == MS_SC_AGAIN ? 0.0 : ms_self_radius(m);
-  deviations(m, w, x, target, kind != MS_SC_AGAIN, u);
+  // an iterate's pairs' vertices alone, unless one is cut (apply() then reads every scale)
+  if (kind == MS_SC_ITERATE && iterate_slack(m, w, x, w->nearest)) {
+    deviations(m, w, x, target, 1, 0, u);
+    if (!(*cut = scales(m, w, x, kind, INFINITY, 0))) return MS_OK;
+  }
+  deviations(m, w, x, target, kind != MS_SC_AGAIN, 1, u);
   if (kind == MS_SC_ITERATE || (kind == MS_SC_FIRST && within_reach(m, w))) {
-    *cut = scales(m, w, x, kind, INFINITY);
+    *cut = scales(m, w, x, kind, INFINITY, 1);
     return MS_OK;
   }
   ms_status st = MS_OK;
   if (kind == MS_SC_FIRST) {
     st = ms_self_planar_path(m, d, x, target, m->sc_thickness, &planar);
     if (st == MS_OK && planar && (st = ms_self_sweep(m, d, x, w->dev, 1, w->only, 1)) == MS_OK &&
-        !(*cut = scales(m, w, x, kind, seen)))
+        !(*cut = scales(m, w, x, kind, seen, 1)))
       return MS_OK;
   } else {
     flag_moving(m, w);
@@ -366,7 +415,7 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
   for (int moving = 1; moving >= 0 && st == MS_OK; moving--)
     if ((st = ms_self_sweep(m, d, x, w->dev, moving, kind == MS_SC_AGAIN ? w->only : NULL, 0)) ==
             MS_OK &&
-        !(*cut = scales(m, w, x, kind, seen)))
+        !(*cut = scales(m, w, x, kind, seen, 1)))
       break;
   return st;
 }

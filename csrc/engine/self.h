@@ -67,6 +67,11 @@ struct ms_self_ws {
   int edge_valid;       /* edge_at and mean_edge hold a measurement */
   ms_buf hdist;         /* (hits) double: the broad phase's hits' distances (selfcontact.c) */
   ms_buf hring;         /* (hits) char: and their ring flags */
+  ms_buf slack;         /* (npair) double bounds.c: each pair's room for an iterate from x_t */
+  ms_buf pvert;         /* (npvert) int bounds.c: the vertices of the pairs, each once */
+  ms_buf pmark;         /* (nv) unsigned char: and a mark on each of them while listing */
+  int npvert;           /* how many vertices pvert lists */
+  int slack_ok;         /* slack and pvert hold for the pairs there are */
   double t_broad, t_narrow, t_bounds; /* seconds this step in the phases of ms_info */
   int active;                         /* the pairs belong to the step under way */
   int planar_used;                    /* the last detection searched only near tight vertices */

@@ -34,7 +34,8 @@ void ms_self_free(void *ws) {
   free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale), free(w->lowered),
       free(w->only);
   free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept), free(w->stiff);
-  free(w->hdist.p), free(w->hring.p), free(w->edge_at);
+  free(w->hdist.p), free(w->hring.p), free(w->slack.p), free(w->pvert.p), free(w->pmark.p);
+  free(w->edge_at);
   free(w);
 }
 
@@ -330,6 +331,7 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
   int npt = 0, nee = 0, sweep = dx != NULL;
   double cell = cell_size(m, w, x, r), t = ms_clock();
   if (!keep) w->npair = w->nring = 0;
+  w->slack_ok = 0; /* the pairs change: bounds.c measures their rooms again */
   for (int v = 0; v < m->nv && !sweep; v++) w->nearest[v] = INFINITY; /* no triangle: unbounded */
   for (int k = 0; k < 3 * m->nf && !sweep; k++) w->nearest[m->face[k]] = r;
   if (!sweep) w->gap = r;

@@ -128,7 +128,7 @@ struct ms_planar {
   ms_buf vedge;     /* (2 MS_PLANAR_WALK) int: the edges at its vertex */
   ms_buf walked[2]; /* (2 pairs) int: the pairs walks found, point-triangle and edge-edge */
   ms_buf held;      /* (nv,3) double: the positions where uv and good were last certified */
-  double held_eps;  /* that certificate's rounding margin (0: none is kept) */
+  int held_ok;      /* 1: held, held_a and the certificate in uv and good are kept */
   double held_a[3]; /* and its axis */
 };
 
@@ -451,7 +451,7 @@ static ms_status settle(ms_planar *w, const ms_model *m, const double *duv, doub
 static ms_status certify(ms_planar *w, const ms_model *m, const double *x, double eps, double cap,
                          double cell, int threads, double a[3], int *certified) {
   size_t nv = m->nv, nb = 3 * (size_t)m->nf;
-  *certified = 0, w->held_eps = 0; /* what certify() works on is no longer what was kept */
+  *certified = 0, w->held_ok = 0; /* what certify() works on is no longer what was kept */
   if (!m->disk || !isfinite(eps)) return MS_OK;
   if (!room(&w->uv, 3 * nv, sizeof(double)) || !room(&w->sigma, nv, sizeof(double)) ||
       !room(&w->beta, nv, sizeof(double)) || !room(&w->rho, nv, sizeof(double)) ||
@@ -468,22 +468,24 @@ static ms_status certify(ms_planar *w, const ms_model *m, const double *x, doubl
   return st;
 }
 
-/* the certificate just made at x (margin eps, axis a) kept for a path from x (the step's end
- * starts where its detection ran); nothing kept when out of memory */
-static void hold(ms_planar *w, const ms_model *m, const double *x, double eps, const double a[3]) {
-  w->held_eps = 0;
+/* the certificate just made at x (axis a) kept for a path from x (the step's end starts where
+ * its detection ran); nothing kept when out of memory */
+static void hold(ms_planar *w, const ms_model *m, const double *x, const double a[3]) {
+  w->held_ok = 0;
   if (!room(&w->held, 3 * (size_t)m->nv, sizeof(double))) return;
   memcpy(w->held.p, x, sizeof(double) * 3 * m->nv), memcpy(w->held_a, a, sizeof(w->held_a));
-  w->held_eps = eps;
+  w->held_ok = 1;
 }
 
-/* certify() at x, or the certificate kept at these very positions when its margin was at
- * least eps (a larger margin only drops more: its triangles are one to one at x all the
- * same); either way nothing stays kept, as the path changes w->good */
+/* certify() at x, or the certificate kept at these very positions. Its margin may be smaller
+ * than eps (the path reaches farther from the origin than x, or its floor is lower than the
+ * radius) but it bounds the rounding of what was measured at x, some 1e-16 of the coordinates,
+ * all the same: its triangles are one to one at x, and the path's own tests use eps. Either
+ * way nothing stays kept, as the path changes w->good */
 static ms_status certify_path(ms_planar *w, const ms_model *m, const double *x, double eps,
                               double cap, double cell, int threads, double a[3], int *certified) {
-  int kept = w->held_eps >= eps && !memcmp(w->held.p, x, sizeof(double) * 3 * m->nv);
-  w->held_eps = 0;
+  int kept = w->held_ok && !memcmp(w->held.p, x, sizeof(double) * 3 * m->nv);
+  w->held_ok = 0;
   if (!kept) return certify(w, m, x, eps, cap, cell, threads, a, certified);
   memcpy(a, w->held_a, sizeof(w->held_a));
   *certified = 1;
@@ -726,7 +728,7 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
   most = most > (size_t)m->nf ? most : (size_t)m->nf;
   ms_status st = certify(w, m, x, eps, bar, cell, threads, a, certified);
   if (st != MS_OK || !*certified) return st;
-  hold(w, m, x, eps, a);
+  hold(w, m, x, a);
   if (!room(&w->lo, 3 * most, sizeof(double)) || !room(&w->hi, 3 * most, sizeof(double)) ||
       !room(&w->list, most, sizeof(int)) || !room(&w->alo, 3 * most, sizeof(double)) ||
       !room(&w->ahi, 3 * most, sizeof(double)) || !room(&w->amap, most, sizeof(int)) ||

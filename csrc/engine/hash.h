@@ -23,11 +23,13 @@ void ms_hash_free(void *w);
 ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, int na,
                            const double *blo, const double *bhi, int nb, int same, double cell,
                            int threads, const int **pairs, int *npair);
-/* 1 when the closed boxes (alo, ahi) and (blo, bhi), 3 coordinates each, overlap */
+/* 1 when the closed boxes (alo, ahi) and (blo, bhi), 3 coordinates each, overlap: every
+ * comparison made and joined without a branch (the broad phase's outcomes are unpredictable, and
+ * a mispredicted branch costs more than the comparisons left) */
 static inline int ms_boxes_overlap(const double *alo, const double *ahi, const double *blo,
                                    const double *bhi) {
-  return alo[0] <= bhi[0] && blo[0] <= ahi[0] && alo[1] <= bhi[1] && blo[1] <= ahi[1] &&
-         alo[2] <= bhi[2] && blo[2] <= ahi[2];
+  return (alo[0] <= bhi[0]) & (blo[0] <= ahi[0]) & (alo[1] <= bhi[1]) & (blo[1] <= ahi[1]) &
+         (alo[2] <= bhi[2]) & (blo[2] <= ahi[2]);
 }
 /* the bounding boxes lo, hi (3 n each) of n primitives of k vertices each (k = 1 points,
  * 2 edges, 3 triangles; idx (n, k) their vertex indices into x (nv,3), or NULL when the

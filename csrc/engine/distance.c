@@ -516,6 +516,10 @@ static int collinear_meet(const double *p, const double *q, const double *t) {
 }
 
 int ms_shares_vertex(const int *v, int na, int n) {
+  // a pair's comparisons joined without a branch: the broad phase's candidates share a vertex
+  // about as often as not, so a branch per comparison would often be mispredicted
+  if (n == 4 && na == 1) return (v[0] == v[1]) | (v[0] == v[2]) | (v[0] == v[3]);
+  if (n == 4 && na == 2) return (v[0] == v[2]) | (v[0] == v[3]) | (v[1] == v[2]) | (v[1] == v[3]);
   for (int a = 0; a < na; a++)
     for (int b = na; b < n; b++)
       if (v[a] == v[b]) return 1;

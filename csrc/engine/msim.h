@@ -27,10 +27,12 @@
 /* the lesser and the greater of a and b, as fmin and fmax (a NaN argument yields the other) but
  * inline: the libm calls cost a fifth of a box pass */
 static inline double ms_min(double a, double b) {
-  return b < a || a != a ? b : a;
+  double m = b < a ? b : a; /* (two selects, no branch: the comparisons are unpredictable) */
+  return a != a ? b : m;
 }
 static inline double ms_max(double a, double b) {
-  return b > a || a != a ? b : a;
+  double m = b > a ? b : a;
+  return a != a ? b : m;
 }
 
 /* status codes returned by core calls */

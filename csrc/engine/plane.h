@@ -14,7 +14,8 @@ static inline double ms_plane_norm(double u, double v) {
 static inline double ms_plane_gap(const double *p, const double *a, const double *b) {
   double ab[2] = {b[0] - a[0], b[1] - a[1]}, ap[2] = {p[0] - a[0], p[1] - a[1]};
   double l2 = ab[0] * ab[0] + ab[1] * ab[1], t = l2 > 0 ? (ap[0] * ab[0] + ap[1] * ab[1]) / l2 : 0;
-  t = t < 0 ? 0 : t > 1 ? 1 : t;
+  t = t < 0 ? 0 : t; /* (clamped by two selects, without a branch) */
+  t = t > 1 ? 1 : t;
   return ms_plane_norm(ap[0] - t * ab[0], ap[1] - t * ab[1]);
 }
 

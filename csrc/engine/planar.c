@@ -295,15 +295,38 @@ static double apart(const double *uv, const double *duv, int v, int p, int q, do
              : ms_plane_gap(uv + 3 * v, uv + 3 * p, uv + 3 * q);
 }
 
-/* rho_v: each vertex's distance to its link in the plane at uv, or along the paths
- * uv + s duv (a lower bound that shows need where it can) */
+/* each vertex's largest move in the plane relative to a neighbour along the paths uv + s duv
+ * (its link's corners are its neighbours across the triangles' edges) */
+static void neighbour_moves(const ms_model *m, const double *duv, double *most) {
+  for (int v = 0; v < m->nv; v++) most[v] = 0;
+  for (int e = 0; e < m->ne; e++) {
+    int a = m->fedge[2 * e], b = m->fedge[2 * e + 1];
+    double d = moved(duv, a, b);
+    most[a] = ms_max(most[a], d), most[b] = ms_max(most[b], d);
+  }
+}
+
+/* rho_v: each vertex's distance to its link in the plane at uv (duv NULL), or a lower bound on
+ * it along the paths uv + s duv (finite) that shows need where it can, from rho at uv (given
+ * in rho; scratch: nv doubles). A vertex whose distance at uv less its largest move relative
+ * to a neighbour shows need keeps that bound: each of its link's edges would show it by
+ * path_distance's first bound (d0 >= rho_v and rel <= the move, so d0 - rel >= it, rounding
+ * monotonely), and a bound that shows need only ever meets need; the others are bounded edge
+ * by edge */
 static void link_distances(const ms_model *m, const double *uv, const double *duv, double need,
-                           double *rho) {
-  for (int v = 0; v < m->nv; v++) rho[v] = INFINITY;
+                           double *rho, double *scratch) {
+  // along paths, scratch[v] = 1 where v's bound is known
+  if (duv) neighbour_moves(m, duv, scratch);
+  for (int v = 0; v < m->nv; v++) {
+    double low = duv ? rho[v] - scratch[v] : -INFINITY;
+    rho[v] = low >= need ? low : INFINITY;
+    if (duv) scratch[v] = low >= need;
+  }
   for (int f = 0; f < m->nf; f++)
     for (int k = 0; k < 3; k++) {
       const int *c = m->face + 3 * f;
       int v = c[k];
+      if (duv && scratch[v]) continue;
       double d = apart(uv, duv, v, c[(k + 1) % 3], c[(k + 2) % 3], need);
       if (d < rho[v]) rho[v] = d;
     }
@@ -435,7 +458,7 @@ static ms_status settle(ms_planar *w, const ms_model *m, const double *duv, doub
   ms_status st = MS_OK;
   *settled = 0;
   // rho_v sees every triangle, kept or not: the same in every round
-  link_distances(m, w->uv.p, duv, cap, w->rho.p);
+  link_distances(m, w->uv.p, duv, cap, w->rho.p, w->beta.p);
   for (int round = 0, drops = 1; drops; round++) {
     if (round == MS_PLANAR_ROUNDS || !kept(w, m, w->good.p)) return MS_OK;
     memcpy(w->sigma.p, w->rho.p, sizeof(double) * m->nv);

@@ -1,4 +1,5 @@
-/* disk.c: whether a triangle mesh is one topological disk, and its triangles' neighbours
+/* disk.c: whether a triangle mesh is one topological disk, its triangles' neighbours and those
+ * on its boundary
  *
  * A surface is a disk when it is connected, orientable, a manifold with boundary and of Euler
  * characteristic V - E + F = 2 - 2g - b = 1 with one boundary loop; all of that is read from
@@ -82,6 +83,14 @@ static int is_disk(const ms_model *m, const half *h, int *corner, int *piece, in
   return 1;
 }
 
+/* the triangles with an edge on the boundary (twin -1), ascending, into list; their count */
+static int boundary_faces(const ms_model *m, const int *twin, int *list) {
+  int n = 0;
+  for (int f = 0; f < m->nf; f++)
+    if (twin[3 * f] < 0 || twin[3 * f + 1] < 0 || twin[3 * f + 2] < 0) list[n++] = f;
+  return n;
+}
+
 ms_status ms_model_disk(ms_model *m) {
   size_t n = 3 * (size_t)m->nf;
   // V - E + F = 1 (E counted by ms_model_faces) first: a vertex in no triangle breaks it too
@@ -91,8 +100,9 @@ ms_status ms_model_disk(ms_model *m) {
   int *piece = disk ? ms_alloc(m->nf, sizeof(int)) : NULL;
   int *vfan = disk ? ms_alloc(m->nv, sizeof(int)) : NULL;
   int *twin = disk ? ms_alloc(n, sizeof(int)) : NULL;
-  if (disk && (!h || !corner || !piece || !vfan || !twin)) {
-    free(h), free(corner), free(piece), free(vfan), free(twin);
+  int *bound = disk ? ms_alloc(m->nf, sizeof(int)) : NULL;
+  if (disk && (!h || !corner || !piece || !vfan || !twin || !bound)) {
+    free(h), free(corner), free(piece), free(vfan), free(twin), free(bound);
     return MS_ENOMEM;
   }
   if (disk) {
@@ -100,8 +110,9 @@ ms_status ms_model_disk(ms_model *m) {
     disk = is_disk(m, h, corner, piece, vfan, twin);
     for (int v = 0; v < m->nv && disk; v++) disk = vfan[v] >= 0;
   }
-  free(h), free(corner), free(piece), free(vfan), free(m->ftwin);
-  if (!disk) free(twin), twin = NULL;
-  m->disk = disk, m->ftwin = twin;
+  free(h), free(corner), free(piece), free(vfan), free(m->ftwin), free(m->fbound);
+  if (!disk) free(twin), free(bound), twin = bound = NULL;
+  m->disk = disk, m->ftwin = twin, m->fbound = bound;
+  m->nfbound = disk ? boundary_faces(m, twin, bound) : 0;
   return MS_OK;
 }

@@ -4,7 +4,8 @@
 
 #include "msim.h"
 
-/* m->disk and its triangles' neighbours m->ftwin: whether m's triangles form one topological disk
+/* m->disk, its triangles' neighbours m->ftwin and the triangles on its boundary m->fbound
+ * (m->nfbound of them, ascending): whether m's triangles form one topological disk
  * holding every vertex (connected, each edge in at most two triangles that run along it in
  * opposite directions, each vertex's triangles one fan, V - E + F = 1). MS_ENOMEM when out of
  * memory (m as it was) */

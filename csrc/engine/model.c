@@ -50,6 +50,7 @@ void ms_model_free(ms_model *m) {
   free(m->ring_start);
   free(m->ring);
   free(m->ftwin);
+  free(m->fbound);
   memset(m, 0, sizeof(*m));
 }
 

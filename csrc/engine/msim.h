@@ -102,6 +102,8 @@ typedef struct {
   int disk;             /* 1: the triangles form one topological disk holding every vertex */
   int *ftwin;           /* (nf,3) disk only: the triangle across each triangle's edge from its
                            corner k to corner k + 1, -1 on the boundary */
+  int *fbound;          /* (nfbound) disk only: the triangles with an edge on the boundary */
+  int nfbound;          /* how many, ascending */
   int self_contact;     /* 1: triangles keep sc_thickness apart and never cross */
   double sc_thickness;  /* the distance self-contact keeps [m] */
   double sc_stiffness;  /* self-contact energy's stiffness [N/m] */

@@ -113,6 +113,8 @@ struct ms_planar {
   ms_buf bnd;       /* (2 nb) int: the kept triangles' boundary edges, in their direction */
   ms_buf bface;     /* (nb) int: and the triangle of each */
   ms_buf vout;      /* (nv) int: per vertex, the boundary edge leaving it (or how many leave) */
+  ms_buf pinch;     /* (nv) int: the vertices two boundary edges leave */
+  ms_buf fmark;     /* (nf) unsigned char: the triangles that may hold a boundary edge */
   ms_buf piece;     /* (nf) int: the piece of kept triangles each one is in */
   int nb;           /* the kept triangles' boundary edges */
   ms_buf list;      /* (n) int: the tight vertices, or the primitives that hold one */
@@ -136,11 +138,11 @@ void ms_planar_free(void *ws) {
   ms_planar *w = ws;
   if (!w) return;
   ms_hash_free(w->hash);
-  ms_buf *b[] = {&w->uv,     &w->duv,       &w->sigma, &w->rho,   &w->beta,  &w->lo,     &w->hi,
-                 &w->blo,    &w->bhi,       &w->good,  &w->bnd,   &w->bface, &w->vout,   &w->piece,
-                 &w->list,   &w->alo,       &w->ahi,   &w->amap,  w->hit,    w->hit + 1, w->out,
-                 w->out + 1, &w->sort,      &w->how,   &w->fseen, &w->eseen, &w->near,   &w->vedge,
-                 w->walked,  w->walked + 1, &w->held};
+  ms_buf *b[] = {&w->uv,     &w->duv,   &w->sigma,  &w->rho,       &w->beta,  &w->lo,    &w->hi,
+                 &w->blo,    &w->bhi,   &w->good,   &w->bnd,       &w->bface, &w->vout,  &w->piece,
+                 &w->pinch,  &w->fmark, &w->list,   &w->alo,       &w->ahi,   &w->amap,  w->hit,
+                 w->hit + 1, w->out,    w->out + 1, &w->sort,      &w->how,   &w->fseen, &w->eseen,
+                 &w->near,   &w->vedge, w->walked,  w->walked + 1, &w->held};
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
   free(w);
 }
@@ -204,6 +206,34 @@ static int largest_piece(ms_planar *w, const ms_model *m, unsigned char *good) {
   return dropped;
 }
 
+/* w->bnd, w->nb, w->bface: the edges of the triangles with good[f] = 1 whose neighbour is
+ * dropped or absent, in the order of their triangles and corners, counted at their start in
+ * out (nv), and the vertices two of them start at into w->pinch (their count). Only the
+ * triangles on the mesh's boundary or beside a dropped one can hold such an edge: those are
+ * marked (w->fmark, left clear) and the rest passed over */
+static int boundary_edges(ms_planar *w, const ms_model *m, const unsigned char *good, int *out) {
+  unsigned char *mark = w->fmark.p;
+  int *bnd = w->bnd.p, *bface = w->bface.p, *pinch = w->pinch.p, nb = 0, npinch = 0;
+  for (int i = 0; i < m->nfbound; i++) mark[m->fbound[i]] = 1;
+  for (int f = 0; f < m->nf; f++)
+    for (int k = 0; k < 3 && !good[f]; k++)
+      if (m->ftwin[3 * f + k] >= 0) mark[m->ftwin[3 * f + k]] = 1;
+  memset(out, 0, sizeof(int) * m->nv);
+  for (int f = 0; f < m->nf; f++) {
+    if (!mark[f]) continue;
+    mark[f] = 0;
+    for (int k = 0; k < 3 && good[f]; k++) {
+      int t = m->ftwin[3 * f + k], v = m->face[3 * f + k];
+      if (t >= 0 && good[t]) continue;
+      bnd[2 * nb] = v, bnd[2 * nb + 1] = m->face[3 * f + (k + 1) % 3];
+      bface[nb++] = f;
+      if (++out[v] == 2) pinch[npinch++] = v;
+    }
+  }
+  w->nb = nb;
+  return npinch;
+}
+
 /* w->bnd, w->nb: the boundary of the triangles with good[f] = 1 (m a disk), each edge in its
  * triangle's direction (w->bface: that triangle), after dropping (good 0) the kept triangles
  * outside their largest piece and those at each vertex that leaves more than one boundary
@@ -211,29 +241,18 @@ static int largest_piece(ms_planar *w, const ms_model *m, unsigned char *good) {
  * when that takes more than MS_PLANAR_ROUNDS rounds or drops more than MS_PLANAR_DROP of the
  * triangles */
 static int kept(ms_planar *w, const ms_model *m, unsigned char *good) {
-  int dropped = 0, *bnd = w->bnd.p, *bface = w->bface.p, *out = w->vout.p;
+  int dropped = 0, *out = w->vout.p;
   for (int f = 0; f < m->nf; f++) dropped += !good[f];
   for (int round = 0;; round++) {
     if (dropped) dropped += largest_piece(w, m, good);
     if (round == MS_PLANAR_ROUNDS || dropped > MS_PLANAR_DROP * m->nf) return 0;
-    // the kept triangles' edges whose neighbour is dropped or absent, counted at their start
-    int nb = 0, pinched = 0;
-    memset(out, 0, sizeof(int) * m->nv);
-    for (int f = 0; f < m->nf; f++)
-      for (int k = 0; k < 3 && good[f]; k++) {
-        int t = m->ftwin[3 * f + k];
-        if (t >= 0 && good[t]) continue;
-        bnd[2 * nb] = m->face[3 * f + k], bnd[2 * nb + 1] = m->face[3 * f + (k + 1) % 3];
-        bface[nb++] = f, out[m->face[3 * f + k]]++;
-      }
-    w->nb = nb;
     // the triangles at a vertex with two fans dropped
-    for (int f = 0; f < m->nf; f++) {
-      const int *c = m->face + 3 * f;
-      if (good[f] && (out[c[0]] > 1 || out[c[1]] > 1 || out[c[2]] > 1))
-        good[f] = 0, dropped++, pinched = 1;
-    }
-    if (!pinched) return 1;
+    int npinch = boundary_edges(w, m, good, out);
+    const int *pinch = w->pinch.p;
+    for (int i = 0; i < npinch; i++)
+      for (int j = m->vf_start[pinch[i]]; j < m->vf_start[pinch[i] + 1]; j++)
+        if (good[m->vf[j]]) good[m->vf[j]] = 0, dropped++;
+    if (!npinch) return 1;
   }
 }
 
@@ -480,6 +499,7 @@ static ms_status certify(ms_planar *w, const ms_model *m, const double *x, doubl
       !room(&w->beta, nv, sizeof(double)) || !room(&w->rho, nv, sizeof(double)) ||
       !room(&w->good, m->nf, 1) || !room(&w->bnd, 2 * nb, sizeof(int)) ||
       !room(&w->bface, nb, sizeof(int)) || !room(&w->vout, nv, sizeof(int)) ||
+      !room(&w->pinch, nv, sizeof(int)) || !room(&w->fmark, m->nf, 1) ||
       !room(&w->piece, m->nf, sizeof(int)) || !room(&w->lo, 3 * nb, sizeof(double)) ||
       !room(&w->hi, 3 * nb, sizeof(double)) || !room(&w->blo, 3 * nb, sizeof(double)) ||
       !room(&w->bhi, 3 * nb, sizeof(double)))

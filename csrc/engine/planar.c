@@ -707,16 +707,22 @@ static ms_status walk_tight(ms_planar *w, const ms_model *m, double bar, const d
   for (int f = 0; f < m->nf; f++)
     for (int k = 0; k < 3 && !good[f]; k++) how[m->face[3 * f + k]] = MS_PLANAR_HASHED;
   memset(w->fseen.p, 0, sizeof(int) * m->nf), memset(w->eseen.p, 0, sizeof(int) * m->ne);
-  // each walked once, from the first kept triangle that holds it (mark: the walk's number)
-  for (int f = 0; f < m->nf; f++)
-    for (int k = 0; k < 3 && good[f]; k++) {
-      int v = m->face[3 * f + k];
+  // each walked once, from the first kept triangle that holds it (mark: the walk's number);
+  // most triangles hold none to walk, told by one test of all three corners
+  for (int f = 0; f < m->nf; f++) {
+    const int *c = m->face + 3 * f;
+    if (!(good[f] & ((how[c[0]] == MS_PLANAR_TO_WALK) | (how[c[1]] == MS_PLANAR_TO_WALK) |
+                     (how[c[2]] == MS_PLANAR_TO_WALK))))
+      continue;
+    for (int k = 0; k < 3; k++) {
+      int v = c[k];
       double radius;
       if (how[v] != MS_PLANAR_TO_WALK) continue;
       int count = near_triangles(w, m, duv, v, f, bar, &mark, &radius);
       how[v] = count < 0 ? MS_PLANAR_HASHED : MS_PLANAR_WALKED;
       if (count >= 0 && !near_pairs(w, m, v, count, mark, radius, b, n)) return MS_ENOMEM;
     }
+  }
   return MS_OK;
 }
 

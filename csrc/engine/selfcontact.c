@@ -220,18 +220,21 @@ static ms_sc_pair hit_pair(const ms_model *m, int kind, const int *hit, int k) {
   return (ms_sc_pair){kind, {a[0], a[1], b[0], b[1]}, 0};
 }
 
-/* what the blocks of a narrow phase share: the broad phase's hits of one kind */
+/* what the blocks of a narrow phase share: the broad phase's hits of one kind, and the radius
+ * of a detection */
 typedef struct {
   const ms_model *m;
   ms_self_ws *w;
   const double *x;
   const int *hit;
   int kind, sweep;
+  double r;
 } narrowing;
 
 /* the hits [lo, hi): w->hdist their distances at x (-1: the pair shares a vertex; 0 unmeasured
  * in a sweep), w->hring their ring flags (1 for every pair of a sweep: its pairs bound the
- * step's end, they carry no energy) */
+ * step's end, they carry no energy; looked up only for a detection's pairs within r, the
+ * ones it keeps) */
 static void narrow_block(void *ctx, int lo, int hi) {
   const narrowing *c = ctx;
   int na = c->kind == MS_PAIR_PT ? 1 : 2;
@@ -244,7 +247,7 @@ static void narrow_block(void *ctx, int lo, int hi) {
     if (ms_shares_vertex(p.v, na, 4)) continue;
     if (!c->sweep) ms_self_gather(&p, c->x, q);
     dist[k] = c->sweep ? 0.0 : sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
-    ring[k] = (char)(c->sweep || ms_self_in_ring(c->m, &p));
+    ring[k] = (char)(c->sweep || (dist[k] < c->r && ms_self_in_ring(c->m, &p)));
   }
 }
 
@@ -255,7 +258,7 @@ static ms_status keep_hits(const ms_model *m, ms_self_ws *w, const double *x, in
                            const int *hit, int nhit, double r, int sweep) {
   if (ms_grow(&w->hdist, nhit, sizeof(double), 0) || ms_grow(&w->hring, nhit, sizeof(char), 0))
     return MS_ENOMEM;
-  narrowing c = {m, w, x, hit, kind, sweep};
+  narrowing c = {m, w, x, hit, kind, sweep, r};
   ms_blocks(m, nhit, MS_SC_BLOCK, narrow_block, &c);
   const double *hdist = w->hdist.p;
   const char *hring = w->hring.p;

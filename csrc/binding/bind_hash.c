@@ -102,7 +102,7 @@ PyObject *box_overlaps_py(PyObject *mod, PyObject *args, PyObject *kw) {
     goto done;
   ms_status st =
       ms_hash_overlaps(&w, PyArray_DATA(c[0]), PyArray_DATA(c[1]), (int)PyArray_DIM(c[0], 0),
-                       PyArray_DATA(c[2]), PyArray_DATA(c[3]), (int)PyArray_DIM(c[2], 0), same,
+                       PyArray_DATA(c[2]), PyArray_DATA(c[3]), (int)PyArray_DIM(c[2], 0), same, 1,
                        cell, ms_thread_count(threads), &pairs, &npair);
   if (st == MS_OK)
     out = pairs_array(pairs, npair);

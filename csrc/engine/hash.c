@@ -95,10 +95,11 @@ typedef struct {
   int *range; /* (n, 6) */
 } boxes;
 
-/* one call: the sets, whether B is A, the cell size [m] and the threads of its passes */
+/* one call: the sets, whether B is A, whether each box's partners are sorted, the cell size
+ * [m] and the threads of its passes */
 typedef struct {
   boxes a, b;
-  int same;
+  int same, sorted;
   double cell;
   int threads;
 } query;
@@ -337,8 +338,8 @@ static void sort_ints(int *v, int n) {
   }
 }
 
-/* the partners of box i of A, sorted, into js: hashed, or every box of B when i is oversized
- * (already in order); their count */
+/* the partners of box i of A into js, sorted when the query asks: hashed, or every box of B
+ * when i is oversized (already in order); their count */
 static int partners(const ms_hash *w, const query *q, int i, int *js) {
   const int *r = q->a.range + 6 * (size_t)i;
   int k = 0;
@@ -348,7 +349,7 @@ static int partners(const ms_hash *w, const query *q, int i, int *js) {
     return k;
   }
   k = hashed_partners(w, q, i, r, js);
-  sort_ints(js, k);
+  if (q->sorted) sort_ints(js, k);
   return k;
 }
 
@@ -396,9 +397,9 @@ static ms_status collect(ms_hash *w, const query *q) {
 /* ---------------------------------------------------------------- entry points */
 
 ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, int na,
-                           const double *blo, const double *bhi, int nb, int same, double cell,
-                           int threads, const int **pairs, int *npair) {
-  query q = {{alo, ahi, na, NULL}, {blo, bhi, nb, NULL}, same, cell, threads};
+                           const double *blo, const double *bhi, int nb, int same, int sorted,
+                           double cell, int threads, const int **pairs, int *npair) {
+  query q = {{alo, ahi, na, NULL}, {blo, bhi, nb, NULL}, same, sorted, cell, threads};
   if (same) q.b = q.a;
   if (na < 0 || q.b.n < 0 || !(cell > 0 && isfinite(cell)) || !valid(&q.a) || !valid(&q.b))
     return MS_EINPUT;

@@ -15,14 +15,16 @@
 typedef struct ms_hash ms_hash;
 void ms_hash_free(void *w);
 /* the pairs (i, j) of boxes, i from set A and j from set B, whose axis-aligned boxes overlap
- * (closed intervals), each once, sorted by i then j. Boxes are given as lo[3 n], hi[3 n]. When
- * same is 1, B is A, and only pairs i < j are reported. *hp is the workspace (made when NULL;
- * published only when complete). On MS_OK, *pairs points at 2 *npair ints owned by the
- * workspace, valid until its next call. cell: the grid cell size [m] (> 0); threads: those a
- * parallel pass may use (ms_threads), which never change the result. */
+ * (closed intervals), each once, by i, and for each i sorted by j when sorted is 1 (else in an
+ * order of the grid's, the same on every run: for a caller that sorts them itself or keeps a
+ * set). Boxes are given as lo[3 n], hi[3 n]. When same is 1, B is A, and only pairs i < j are
+ * reported. *hp is the workspace (made when NULL; published only when complete). On MS_OK,
+ * *pairs points at 2 *npair ints owned by the workspace, valid until its next call. cell: the
+ * grid cell size [m] (> 0); threads: those a parallel pass may use (ms_threads), which never
+ * change the result. */
 ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, int na,
-                           const double *blo, const double *bhi, int nb, int same, double cell,
-                           int threads, const int **pairs, int *npair);
+                           const double *blo, const double *bhi, int nb, int same, int sorted,
+                           double cell, int threads, const int **pairs, int *npair);
 /* 1 when the closed boxes (alo, ahi) and (blo, bhi), 3 coordinates each, overlap: every
  * comparison made and joined without a branch (the broad phase's outcomes are unpredictable, and
  * a mispredicted branch costs more than the comparisons left) */

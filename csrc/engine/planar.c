@@ -385,7 +385,7 @@ static ms_status boundary(ms_planar *w, const ms_model *m, const double *duv, do
       bhi[3 * e + t] = ms_max(ms_max(a, b), ms_max(c, d));
     }
   ms_status st =
-      ms_hash_overlaps(&w->hash, plo, phi, nb, blo, bhi, nb, 0, cell, threads, &hit, &nhit);
+      ms_hash_overlaps(&w->hash, plo, phi, nb, blo, bhi, nb, 0, 0, cell, threads, &hit, &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     int v = bedge[2 * hit[2 * k]];
     const int *e = bedge + 2 * hit[2 * k + 1];
@@ -397,7 +397,7 @@ static ms_status boundary(ms_planar *w, const ms_model *m, const double *duv, do
   }
   if (st != MS_OK || duv) return st;
   // two edges that share no vertex cross where each one's ends lie on both sides of the other
-  st = ms_hash_overlaps(&w->hash, blo, bhi, nb, blo, bhi, nb, 1, cell, threads, &hit, &nhit);
+  st = ms_hash_overlaps(&w->hash, blo, bhi, nb, blo, bhi, nb, 1, 0, cell, threads, &hit, &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *e = bedge + 2 * hit[2 * k], *g = bedge + 2 * hit[2 * k + 1];
     if (e[0] == g[0] || e[0] == g[1] || e[1] == g[0] || e[1] == g[1]) continue;
@@ -586,7 +586,7 @@ static ms_status search(ms_planar *w, const double *alo, const double *ahi, int 
   }
   const int *hit;
   ms_status st =
-      ms_hash_overlaps(&w->hash, slo, shi, n, blo, bhi, nb, 0, cell, threads, &hit, nout);
+      ms_hash_overlaps(&w->hash, slo, shi, n, blo, bhi, nb, 0, 0, cell, threads, &hit, nout);
   if (st == MS_OK && !renamed(out, hit, *nout, map, w->list.p, swap)) st = MS_ENOMEM;
   return st;
 }

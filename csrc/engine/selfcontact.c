@@ -354,14 +354,14 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
       st = ms_planar_pairs(&w->planar, m, x, r, cell, ms_threads(m), &b, &w->planar_used, &pt, &npt,
                            &ee, &nee);
     if (st == MS_OK && !w->planar_used)
-      st = ms_hash_overlaps(&w->hash, w->plo, w->phi, m->nv, w->flo, w->fhi, m->nf, 0, cell,
+      st = ms_hash_overlaps(&w->hash, w->plo, w->phi, m->nv, w->flo, w->fhi, m->nf, 0, 1, cell,
                             ms_threads(m), &pt, &npt);
   }
   w->t_broad += lap(&t);
   if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_PT, pt, npt, r, sweep);
   w->t_narrow += lap(&t);
   if (st == MS_OK && !sweep && !w->planar_used)
-    st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->elo, w->ehi, m->ne, 1, cell,
+    st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->elo, w->ehi, m->ne, 1, 1, cell,
                           ms_threads(m), &ee, &nee);
   w->t_broad += lap(&t);
   if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_EE, ee, nee, r, sweep);
@@ -404,7 +404,7 @@ ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int 
   *count = 0;
   ms_hash_boxes(x, m->fedge, m->ne, 2, 0.0, w->elo, w->ehi);
   ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
-  st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->flo, w->fhi, m->nf, 0,
+  st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->flo, w->fhi, m->nf, 0, 0,
                         cell_size(m, w, x, 0.0), ms_threads(m), &hit, &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {
     const int *e = m->fedge + 2 * hit[2 * k], *f = m->face + 3 * hit[2 * k + 1];

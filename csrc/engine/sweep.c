@@ -350,8 +350,8 @@ static ms_status hashed(ms_sweep *w, const sweeping *s, int which, const side *a
   const int *hit;
   int nhit;
   if (!a->n || !b->n) return MS_OK;
-  ms_status st = ms_hash_overlaps(&w->hash, a->lo, a->hi, a->n, b->lo, b->hi, b->n, same, s->cell,
-                                  s->threads, &hit, &nhit);
+  ms_status st = ms_hash_overlaps(&w->hash, a->lo, a->hi, a->n, b->lo, b->hi, b->n, same, 1,
+                                  s->cell, s->threads, &hit, &nhit);
   return st == MS_OK ? append(w, which, a, b, hit, nhit) : st;
 }
 

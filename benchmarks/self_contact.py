@@ -9,8 +9,9 @@
   cloth and the same activation distance: twice the self-contact thickness, both on 1 and on 2
   threads;
 * a hanging n x n cloth with nothing touching: an FMS step (10 iterations) with and without
-  self_contact, their ratio, on 1 and on 2 threads; the best of a few steps while it swings
-  (from 0.33 s), and the mean step over its first 2 s, whose corners crumple at the pins;
+  self_contact, stepped in turn in one process, their ratio, on 1 and on 2 threads; the mean
+  step while it swings (steps 4-18), once its corners crumple at the pins (from step 21) and
+  over its first 2 s, each step the median of `repeats` runs;
 * the folded cloth and the heap: the time per step and its self-contact phases (broad phase,
   narrow phase, bounds: `StepInfo.timings`), the pairs and the bounds' rounds per step, for FMS
   and implicit Euler.
@@ -68,32 +69,35 @@ def detection(n: int, repeats: int) -> None:
 
 
 def hanging(n: int, repeats: int, seconds: float = 2.0) -> None:
+    """The hanging cloth's first `seconds` of FMS steps without and with self-contact, the two
+    stepped in turn in one process (each pair of steps sees the machine at the same speed,
+    which on a shared machine drifts by half within minutes), `repeats` times: the median of
+    each step, summed over the steps while it swings (4-18), once its corners crumple at the
+    pins (from step 21) and over all but the first (which factorises), and their ratios."""
     mesh = msim.mesh.cloth_grid(n, n)
+    steps = round(30 * seconds)
+    windows = (("swinging, steps 4-18", slice(3, 18)), ("crumpling, from step 21",
+               slice(20, steps)), (f"mean over {seconds:g} s", slice(1, steps)))
     for threads in THREADS:
-        plain = scenes.hanging_cloth(n).initial.copy()
-        plain.threads = threads
-        touched = msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=1000.0,
-                              fixed=[0, n - 1], faces=mesh.faces, self_contact=True,
-                              threads=threads)
-        swinging, mean = {}, {}
-        for name, sim in (("without", plain), ("with", touched)):
-            step = [0.0]
-
-            def one():
-                start = time.perf_counter()
-                sim.step(1 / 30, "fms", history=False)
-                step[0] += time.perf_counter() - start
-
-            for _ in range(10):
-                one()
-            swinging[name] = best(one, repeats)
-            while round(30 * sim.time) < round(30 * seconds):
-                one()
-            mean[name] = step[0] / round(30 * sim.time)
-        for what, t in (("swinging, best step", swinging), (f"mean over {seconds:g} s", mean)):
+        times = np.zeros((repeats, 2, steps))
+        for r in range(repeats):
+            plain = scenes.hanging_cloth(n).initial.copy()
+            plain.threads = threads
+            touched = msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=1000.0,
+                                  fixed=[0, n - 1], faces=mesh.faces, self_contact=True,
+                                  threads=threads)
+            sims = (plain, touched)
+            for k in range(steps):
+                for which in ((0, 1) if k % 2 == 0 else (1, 0)):
+                    start = time.perf_counter()
+                    sims[which].step(1 / 30, "fms", history=False)
+                    times[r, which, k] = time.perf_counter() - start
+        median = np.median(times, axis=0)
+        for what, window in windows:
+            without, with_ = median[0, window].mean(), median[1, window].mean()
             print(f"hanging {n}x{n} cloth, fms step, {threads} thread(s), {what}: "
-                  f"{1e3 * t['without']:.2f} ms without self-contact, {1e3 * t['with']:.2f} ms "
-                  f"with, ratio {t['with'] / t['without']:.2f}")
+                  f"{1e3 * without:.2f} ms without self-contact, {1e3 * with_:.2f} ms with, "
+                  f"ratio {with_ / without:.2f}")
 
 
 PHASES = ("broad_phase", "narrow_phase", "bounds")

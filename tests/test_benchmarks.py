@@ -2,11 +2,12 @@
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
 
-from benchmarks import adjoint, peers, run, solvers, vbd
+from benchmarks import adjoint, peers, run, self_contact, solvers, vbd
 
 
 # the methods with a NumPy/SciPy twin (and XPBD, which has none); rk4, velocity_verlet,
@@ -139,3 +140,16 @@ def test_the_adjoint_benchmark_reports_every_method(tmp_path, capsys):
         assert r["forward"] > 0 and r["backward"] > 0 and r["ratio"] > 0
         assert r["tape_bytes_per_state"] == 48 * 36  # positions and velocities, float64
     assert "| backward / forward |" in capsys.readouterr().out
+
+
+def test_the_hanging_cloth_benchmark_times_both_steps_in_turn_over_each_window(capsys):
+    self_contact.hanging(12, 2, seconds=1.0)
+    lines = capsys.readouterr().out.splitlines()
+    windows = ["swinging, steps 4-18", "crumpling, from step 21", "mean over 1 s"]
+    assert len(lines) == len(windows) * len(self_contact.THREADS)
+    for line, window in zip(lines, windows * len(self_contact.THREADS)):
+        found = re.search(r"([0-9.]+) ms without self-contact, ([0-9.]+) ms with, "
+                          r"ratio ([0-9.]+)", line)
+        assert window in line and found, line
+        without, with_, ratio = map(float, found.groups())
+        assert without > 0 and with_ > 0 and ratio == pytest.approx(with_ / without, rel=0.05)

@@ -22,9 +22,9 @@
  * set or a sort. In a cell both boxes cover, that max equals the cell's coordinate along an axis
  * exactly when one box starts there, so each entry carries a bit per axis saying whether its box
  * starts in the cell, and the test is an or of bits. A's boxes are visited in order and each
- * one's partners sorted, so the pairs come out sorted by (i, j). Blocks of A's boxes run in
- * parallel, each into its own list, and the lists are joined in block order: the pairs, and
- * their order, do not depend on the thread count.
+ * one's partners sorted (unless the caller sorts them itself), so the pairs come out sorted by
+ * (i, j). Blocks of A's boxes run in parallel, each into its own list, and the lists are joined
+ * in block order: the pairs, and their order, do not depend on the thread count.
  *
  * A box covering more than MS_HASH_CELLS cells, or cells beyond int, is not hashed: such an
  * oversized box is checked against every box of the other set directly. When the boxes would

@@ -246,7 +246,7 @@ static int kept(ms_planar *w, const ms_model *m, unsigned char *good) {
   for (int round = 0;; round++) {
     if (dropped) dropped += largest_piece(w, m, good);
     if (round == MS_PLANAR_ROUNDS || dropped > MS_PLANAR_DROP * m->nf) return 0;
-    // the triangles at a vertex with two fans dropped
+    // the boundary, and the triangles at a vertex with two fans dropped
     int npinch = boundary_edges(w, m, good, out);
     const int *pinch = w->pinch.p;
     for (int i = 0; i < npinch; i++)
@@ -327,11 +327,11 @@ static void neighbour_moves(const ms_model *m, const double *duv, double *most) 
 
 /* rho_v: each vertex's distance to its link in the plane at uv (duv NULL), or a lower bound on
  * it along the paths uv + s duv (finite) that shows need where it can, from rho at uv (given
- * in rho; scratch: nv doubles). A vertex whose distance at uv less its largest move relative
- * to a neighbour shows need keeps that bound: each of its link's edges would show it by
- * path_distance's first bound (d0 >= rho_v and rel <= the move, so d0 - rel >= it, rounding
- * monotonely), and a bound that shows need only ever meets need; the others are bounded edge
- * by edge */
+ * in rho; scratch: nv doubles). Along paths only whether rho_v shows need is read, so a vertex
+ * whose distance at uv less its largest move relative to a neighbour shows need keeps that
+ * bound: each of its link's edges would show need by path_distance's first bound (d0 >= rho_v
+ * and rel <= the move, so d0 - rel >= the bound, subtraction rounding monotonely); the others
+ * are bounded edge by edge */
 static void link_distances(const ms_model *m, const double *uv, const double *duv, double need,
                            double *rho, double *scratch) {
   // along paths, scratch[v] = 1 where v's bound is known

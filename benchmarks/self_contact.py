@@ -72,7 +72,7 @@ def hanging(n: int, repeats: int, seconds: float = 2.0) -> None:
     """The hanging cloth's first `seconds` of FMS steps without and with self-contact, the two
     stepped in turn in one process (each pair of steps sees the machine at the same speed,
     which on a shared machine drifts by half within minutes), `repeats` times: the median of
-    each step, summed over the steps while it swings (4-18), once its corners crumple at the
+    each step, averaged over the steps while it swings (4-18), once its corners crumple at the
     pins (from step 21) and over all but the first (which factorises), and their ratios."""
     mesh = msim.mesh.cloth_grid(n, n)
     steps = round(30 * seconds)

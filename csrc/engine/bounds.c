@@ -322,9 +322,15 @@ static void translation(const ms_model *m, const double *x, const double *target
   for (int t = 0; t < 3 && len > cap; t++) u[t] *= cap / len;
 }
 
+/* the vertices a round touches: every one (all; *list NULL) or those of w's pairs alone, the
+ * only ones a round of them reads (*list = w->pvert); how many */
+static int touched(const ms_model *m, const ms_self_ws *w, int all, const int **list) {
+  *list = all ? NULL : w->pvert.p;
+  return all ? m->nv : w->npvert;
+}
+
 /* the common translation u (0 unless translate) and the deviation w->dev from x toward target
- * of every vertex (all) or of the vertices of w's pairs alone (the only ones a round of them
- * reads) */
+ * of the vertices touched(all) lists */
 static void deviations(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
                        int translate, int all, double u[3]) {
   double *dev = w->dev;
@@ -333,9 +339,9 @@ static void deviations(const ms_model *m, ms_self_ws *w, const double *x, const 
   else
     u[0] = u[1] = u[2] = 0;
   const double c[3] = {u[0], u[1], u[2]}; /* (not reread after each store to dev) */
-  const int *list = w->pvert.p;
-  for (int j = 0; j < (all ? m->nv : w->npvert); j++) {
-    int i = all ? j : list[j];
+  const int *list;
+  for (int j = 0, n = touched(m, w, all, &list); j < n; j++) {
+    int i = list ? list[j] : j;
     for (int t = 0; t < 3; t++)
       dev[3 * i + t] = m->fixed[i] ? -c[t] : target[3 * i + t] - x[3 * i + t] - c[t];
   }
@@ -354,16 +360,16 @@ static int within_reach(const ms_model *m, const ms_self_ws *w) {
   return inside;
 }
 
-/* w->scale: the fraction of its deviation each vertex (all) or each vertex of w's pairs keeps
- * under those pairs from x (where the step's detection ran but in a later round) in a round of
- * kind; the number of free vertices cut */
+/* w->scale: the fraction of its deviation each vertex touched(all) lists keeps under w's pairs
+ * from x (where the step's detection ran but in a later round) in a round of kind; the number
+ * of free vertices cut */
 static int scales(const ms_model *m, ms_self_ws *w, const double *x, ms_sc_round kind, double seen,
                   int all) {
   int cut = 0;
   const double *near = kind != MS_SC_AGAIN ? w->nearest : NULL;
-  const int *list = w->pvert.p;
-  for (int j = 0; j < (all ? m->nv : w->npvert); j++) {
-    int i = all ? j : list[j];
+  const int *list;
+  for (int j = 0, n = touched(m, w, all, &list); j < n; j++) {
+    int i = list ? list[j] : j;
     w->scale[i] = 1.0, w->lowered[i] = -1;
   }
   for (int64_t pass = 0; pair_scales(m, w, x, w->dev, near, w->scale, pass, kind, seen, &cut);

@@ -193,17 +193,26 @@ def test_boxes_strung_along_a_space_diagonal_match_brute_force():
     assert len(pairs) >= 599  # each box meets the next
 
 
-def test_pairs_do_not_depend_on_the_thread_count():
-    # 50 x 50: several blocks of boxes, which threads share out and which are joined in order
+@pytest.mark.parametrize("in_order", [True, False])
+def test_pairs_do_not_depend_on_the_thread_count(in_order):
+    # 50 x 50: several blocks of boxes, which threads share out and which are joined in order.
+    # Unsorted (for a caller that sorts them itself or keeps a set, as the planar certificate's
+    # searches and boundary test do): the same pairs, A's boxes still ascending, each one's
+    # partners in the grid's order, which is not the sorted one but as fixed
     x, edges, faces = grid(50)
     x = smooth_field(np.random.default_rng(12), x, 0.15)
     lo, hi = primitive_boxes(x, edges, 0.005)
     tlo, thi = primitive_boxes(x, faces, 0.0)
     for args in ((lo, hi), (lo, hi, tlo, thi)):
-        serial = overlaps(*args)
+        serial = overlaps(*args, sorted=in_order)
         assert len(serial) > 4 * len(args[0])
+        if not in_order:
+            assert np.all(np.diff(serial[:, 0]) >= 0)
+            assert np.any(np.lexsort((serial[:, 1], serial[:, 0])) != np.arange(len(serial)))
+            np.testing.assert_array_equal(np.unique(serial, axis=0), overlaps(*args))
         for threads in (2, 3):
-            np.testing.assert_array_equal(overlaps(*args, threads=threads), serial)
+            np.testing.assert_array_equal(overlaps(*args, threads=threads, sorted=in_order),
+                                          serial)
 
 
 def test_empty_sets():

@@ -80,13 +80,14 @@ static int get_boxes(PyObject *const obj[4], PyArrayObject *c[4]) {
   return bad ? -1 : 0;
 }
 
-/* _box_overlaps(alo, ahi, blo=None, bhi=None, cell=None, threads=1): the overlapping pairs */
+/* _box_overlaps(alo, ahi, blo=None, bhi=None, cell=None, threads=1, sorted=True): the
+ * overlapping pairs (sorted=False: each box's partners in the grid's order) */
 PyObject *box_overlaps_py(PyObject *mod, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"alo", "ahi", "blo", "bhi", "cell", "threads", NULL};
+  static char *kwlist[] = {"alo", "ahi", "blo", "bhi", "cell", "threads", "sorted", NULL};
   PyObject *obj[4] = {NULL, NULL, Py_None, Py_None}, *cell_obj = Py_None, *threads_obj = NULL;
-  int threads = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOOO:_box_overlaps", kwlist, &obj[0], &obj[1],
-                                   &obj[2], &obj[3], &cell_obj, &threads_obj))
+  int threads = 1, sorted = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOOOp:_box_overlaps", kwlist, &obj[0], &obj[1],
+                                   &obj[2], &obj[3], &cell_obj, &threads_obj, &sorted))
     return NULL;
   if (threads_obj && get_threads(threads_obj, &threads)) return NULL;
   PyArrayObject *c[4] = {NULL, NULL, NULL, NULL};
@@ -102,8 +103,8 @@ PyObject *box_overlaps_py(PyObject *mod, PyObject *args, PyObject *kw) {
     goto done;
   ms_status st =
       ms_hash_overlaps(&w, PyArray_DATA(c[0]), PyArray_DATA(c[1]), (int)PyArray_DIM(c[0], 0),
-                       PyArray_DATA(c[2]), PyArray_DATA(c[3]), (int)PyArray_DIM(c[2], 0), same, 1,
-                       cell, ms_thread_count(threads), &pairs, &npair);
+                       PyArray_DATA(c[2]), PyArray_DATA(c[3]), (int)PyArray_DIM(c[2], 0), same,
+                       sorted, cell, ms_thread_count(threads), &pairs, &npair);
   if (st == MS_OK)
     out = pairs_array(pairs, npair);
   else if (st == MS_ENOMEM)

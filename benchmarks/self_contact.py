@@ -96,7 +96,7 @@ def hanging(n: int, repeats: int, seconds: float = 2.0) -> None:
         for what, window in windows:
             without, with_ = median[0, window].mean(), median[1, window].mean()
             print(f"hanging {n}x{n} cloth, fms step, {threads} thread(s), {what}: "
-                  f"{1e3 * without:.2f} ms without self-contact, {1e3 * with_:.2f} ms with, "
+                  f"{1e3 * without:.3f} ms without self-contact, {1e3 * with_:.3f} ms with, "
                   f"ratio {with_ / without:.2f}")
 
 

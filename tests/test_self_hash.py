@@ -155,6 +155,24 @@ def test_one_huge_box_meets_every_box():
     check(lo, hi, lo[100:101], hi[100:101], cells=[None, 0.01, 1.0])
 
 
+def test_a_few_long_boxes_among_short_ones_match_brute_force():
+    # sticks along each axis among 900 short boxes: a few are checked against every box, as a
+    # search that reached back over one would visit many cells; many set how far searches reach
+    rng = np.random.default_rng(13)
+    lo = rng.uniform(0, 1, (900, 3))
+    hi = lo + 0.03
+    for sticks in (3, 40):
+        slo = rng.uniform(0, 1, (3 * sticks, 3))
+        shi = slo + 0.05
+        for t in range(3):
+            shi[t * sticks : (t + 1) * sticks, t] += 0.5
+        blo, bhi = np.vstack([lo, slo]), np.vstack([hi, shi])
+        cells = [None, 0.03, 0.01]
+        for args in ((blo, bhi), (lo, hi, blo, bhi), (blo, bhi, lo, hi)):
+            pairs = check(*args, cells=cells)
+            assert np.sum(np.any(pairs >= len(lo), axis=1)) > 2 * sticks  # pairs with a stick
+
+
 def test_boxes_far_beyond_the_cells_integer_range():
     # 1e9 m / 1e-3 m cells: cell coordinates beyond int; a few boxes, or many
     rng = np.random.default_rng(4)
@@ -198,17 +216,19 @@ def test_pairs_do_not_depend_on_the_thread_count(in_order):
     # 50 x 50: several blocks of boxes, which threads share out and which are joined in order.
     # Unsorted (for a caller that sorts them itself or keeps a set, as the planar certificate's
     # searches and boundary test do): the same pairs, A's boxes still ascending, each one's
-    # partners in the grid's order, which is not the sorted one but as fixed
+    # partners in the grid's order, which is not the sorted one but as fixed; where B is the
+    # smaller set (its boxes search A's table and the pairs are turned), sorted all the same
     x, edges, faces = grid(50)
     x = smooth_field(np.random.default_rng(12), x, 0.15)
     lo, hi = primitive_boxes(x, edges, 0.005)
     tlo, thi = primitive_boxes(x, faces, 0.0)
-    for args in ((lo, hi), (lo, hi, tlo, thi)):
+    for args in ((lo, hi), (tlo, thi, lo, hi), (lo, hi, tlo, thi)):
         serial = overlaps(*args, sorted=in_order)
-        assert len(serial) > 4 * len(args[0])
+        assert len(serial) > 4 * min(len(args[0]), len(args[-2]))
         if not in_order:
-            assert np.all(np.diff(serial[:, 0]) >= 0)
-            assert np.any(np.lexsort((serial[:, 1], serial[:, 0])) != np.arange(len(serial)))
+            turned = len(args) == 4 and len(args[2]) < len(args[0])
+            in_sorted_order = np.lexsort((serial[:, 1], serial[:, 0])) == np.arange(len(serial))
+            assert np.all(np.diff(serial[:, 0]) >= 0) and np.all(in_sorted_order) == turned
             np.testing.assert_array_equal(np.unique(serial, axis=0), overlaps(*args))
         for threads in (2, 3):
             np.testing.assert_array_equal(overlaps(*args, threads=threads, sorted=in_order),

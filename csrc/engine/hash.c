@@ -3,33 +3,39 @@
  * Collision Detection of Deformable Objects" (Proc. Vision, Modeling, Visualization).
  *
  * Space is cut into cubic cells of side `cell`: the point x lies in the cell of integer
- * coordinates c = floor(x / cell). Every box of B is entered in each cell it covers, into the
- * slot of that cell: when the grid box of B's cells has at most MS_HASH_DENSE cells per entry
- * (a cloth, a heap), a slot per cell of it, indexed directly; else one of T = 2^k buckets by
+ * coordinates c = floor(x / cell). Every box of B is entered once, in the cell of its lower
+ * corner, into the slot of that cell: when the grid box of those cells has at most
+ * MS_HASH_DENSE cells per box (a cloth, a heap), a slot per cell of it, indexed directly, so
+ * that a row of cells along x is a run of slots; else one of T = 2^k buckets by
  *
  *   h = c_x p1 xor c_y p2 xor c_z p3,  p1 = 73856093, p2 = 19349663, p3 = 83492791,
  *
  * taking the top k bits of h times 2^64 / golden ratio (Knuth's multiplicative hashing, which
- * spreads the xor's low bits over the table), with T >= 2 n for n entries. The entries are
- * placed by a counting sort (count per slot, prefix sum, fill), so their layout, and so
- * everything after it, is the same on every run. Each box of A then visits the cells it covers
- * and reads their slots, keeping the entries of that very cell (in a bucket, the others are hash
- * collisions) whose boxes overlap its own.
+ * spreads the xor's low bits over the table), with T >= 2 n for n boxes. The boxes are placed
+ * by a counting sort (count per slot, prefix sum, fill), so their layout, and so everything
+ * after it, is the same on every run.
  *
- * A pair sharing several cells is reported from one: the cell of the lower corner
- * max(lo_a, lo_b) of the two boxes' intersection, which both cover (its cell coordinates are the
- * max of the boxes' lower cell coordinates, as floor is monotone), so no pair repeats without a
- * set or a sort. In a cell both boxes cover, that max equals the cell's coordinate along an axis
- * exactly when one box starts there, so each entry carries a bit per axis saying whether its box
- * starts in the cell, and the test is an or of bits. A's boxes are visited in order and each
- * one's partners sorted (unless the caller sorts them itself), so the pairs come out sorted by
- * (i, j). Blocks of A's boxes run in parallel, each into its own list, and the lists are joined
- * in block order: the pairs, and their order, do not depend on the thread count.
+ * A box of B that spans at most d_t + 1 cells along axis t (d, the reach, is B's largest
+ * span but for a few long boxes, below) and overlaps a box of A covering cells [a_t, b_t] has its
+ * lower corner's cell in [a_t - d_t, b_t] (floor is monotone). Each box of A visits those cells and
+ * keeps the boxes entered there (in a bucket, of that very cell: the others are hash collisions)
+ * that overlap its own; as each box of B sits in one cell, no pair repeats without a set or a sort,
+ * and in the direct grid each row of cells is one run of boxes, kept by a test without a branch
+ * (its outcome is a coin toss). A's boxes are visited in order and each one's partners sorted
+ * (unless the caller sorts them itself), so the pairs come out sorted by (i, j). Blocks of
+ * A's boxes run in parallel, each into its own list, and the lists are joined in block order:
+ * the pairs, and their order, do not depend on the thread count. Each search visits its box's
+ * cells and those about them, so when B is the smaller set its boxes search A's table instead,
+ * and the pairs (j, i) so found, B's boxes in order, are turned into (i, j) by a counting sort
+ * on i, which keeps each i's partners in the order of j: sorted.
  *
  * A box covering more than MS_HASH_CELLS cells, or cells beyond int, is not hashed: such an
- * oversized box is checked against every box of the other set directly. When the boxes would
- * cover too many cells in all (a cell much smaller than they are) or many are oversized, the
- * cell is doubled until they do not: the pairs do not depend on the cell, only the work does.
+ * oversized box is checked against every box of the other set directly, as are the few boxes
+ * of B longer along an axis than the rest (d_t is chosen so that at most one box in
+ * MS_HASH_LONG spans more: one long box would widen every search). When A's searches would
+ * visit too many cells in all (a cell much smaller than the boxes) or many boxes are
+ * oversized, the cell is doubled until they do not: the pairs do not depend on the cell, only
+ * the work does.
  */
 #include <limits.h>
 #include <math.h>
@@ -43,24 +49,26 @@
 #define MS_HASH_CELLS 4096
 /* cell coordinates beyond this magnitude make a box oversized (their range fits an int) */
 #define MS_HASH_COORD 1073741824.0
-/* the cell is doubled while the hashed boxes cover more than MS_HASH_SPAN cells per box plus
+/* along each axis, at most one in MS_HASH_LONG of B's boxes is long (spans more cells than
+ * the others, which each search must reach back over): those are checked directly */
+#define MS_HASH_LONG 64
+/* the spans told apart when choosing the reach (longer ones count as one) */
+#define MS_HASH_SPANS 8
+/* the cell is doubled while A's searches visit more than MS_HASH_SPAN cells per box plus
  * MS_HASH_SLACK, or more than MS_HASH_BIG boxes are oversized */
 #define MS_HASH_SPAN 64
 #define MS_HASH_SLACK 65536
 #define MS_HASH_BIG 64
 /* partner lists longer than this are sorted by qsort, shorter ones by insertion */
 #define MS_HASH_SHORT 32
-/* a dense grid is used when it has at most this many cells per entry */
+/* a dense grid is used when it has at most this many cells per box */
 #define MS_HASH_DENSE 4
 /* boxes of A per block of a parallel pass */
 #define MS_HASH_BLOCK 1024
-/* all three axes' bits of a cell that is a pair's corner */
-#define MS_HASH_CORNER 7
-
-/* one box of B entered in one cell */
+/* one box of B entered in the cell of its lower corner */
 typedef struct {
-  int b;   /* the box */
-  int low; /* bit t: the box starts in this cell along axis t */
+  int b;    /* the box */
+  int c[3]; /* the cell (hashed only: a bucket holds several) */
 } entry;
 
 /* the pairs of one block of A's boxes */
@@ -74,17 +82,19 @@ typedef struct {
 struct ms_hash {
   ms_buf arange; /* (na, 6) int: A's cell ranges, lower then upper coordinates (empty: oversized) */
   ms_buf brange; /* (nb, 6) int: B's, when B is not A */
-  ms_buf big;    /* (nb) int: B's oversized boxes, ascending */
+  ms_buf big;    /* (nb) int: B's oversized and long boxes, ascending */
   ms_buf start;  /* (slots + 1) size_t: slot t's entries are entry[start[t] .. start[t+1]) */
-  ms_buf entry;  /* (n) entry: B's boxes in their cells, by slot */
-  ms_buf ecell;  /* (n, 3) int: each entry's cell (hashed only: a bucket holds several) */
+  ms_buf entry;  /* (n) entry: B's other boxes in their lower corners' cells, by slot */
   ms_buf part;   /* (blocks of A) part, zeroed when allocated (ms_alloc zeroes) */
   ms_buf pairs;  /* (npair, 2) int: the result */
-  int nbig;      /* oversized boxes of B */
+  ms_buf turned; /* (npair, 2) int: the pairs of a search from B, before they are turned */
+  ms_buf first;  /* (na + 1) int: where each box of A's pairs start among them */
+  int nbig;      /* oversized and long boxes of B */
   int bits;      /* the hash table has T = 2^bits buckets */
   int dense;     /* 1: a slot per cell of the grid box org + [0, dim) instead of a hash */
   int org[3];    /* the lowest cell of that box */
   int64_t dim[3]; /* its cells along each axis */
+  int reach[3];   /* the most cells a hashed box of B spans along each axis, less one */
   int npair;      /* pairs found */
 };
 
@@ -118,13 +128,14 @@ void ms_hash_free(void *ws) {
   free(w->big.p);
   free(w->start.p);
   free(w->entry.p);
-  free(w->ecell.p);
   for (size_t b = 0; b < w->part.cap; b++) {
     part *pt = (part *)w->part.p + b;
     free(pt->js.p), free(pt->pairs.p);
   }
   free(w->part.p);
   free(w->pairs.p);
+  free(w->turned.p);
+  free(w->first.p);
   free(w);
 }
 
@@ -164,30 +175,57 @@ static void range_block(void *ctx, int lo, int hi) {
     cells(c->s->lo + 3 * (size_t)i, c->s->hi + 3 * (size_t)i, c->cell, c->s->range + 6 * (size_t)i);
 }
 
-/* the cell ranges of s into s->range (in parallel blocks); the cells its hashed boxes cover in
- * all, *big counting the oversized ones */
-static double cover(const boxes *s, double cell, int threads, int *big) {
+/* the cell ranges of s into s->range (in parallel blocks); *big counting the oversized ones */
+static void cover(const boxes *s, double cell, int threads, int *big) {
   ranging c = {s, cell};
   ms_blocks_on(threads, s->n, MS_HASH_BLOCK, range_block, &c);
+  for (int i = 0; i < s->n; i++) *big += s->range[6 * (size_t)i + 3] < s->range[6 * (size_t)i];
+}
+
+/* d: along each axis, the least span (in cells, less one) that at most one in MS_HASH_LONG of
+ * B's boxes exceeds, or their longest (B's cell ranges filled) */
+static void reach(const query *q, int d[3]) {
+  int count[3][MS_HASH_SPANS + 1] = {{0}}, most[3] = {0, 0, 0}, hashed = 0;
+  for (int j = 0; j < q->b.n; j++) {
+    const int *r = q->b.range + 6 * (size_t)j;
+    if (r[3] < r[0]) continue;
+    hashed++;
+    for (int t = 0; t < 3; t++) {
+      int span = r[t + 3] - r[t];
+      count[t][span < MS_HASH_SPANS ? span : MS_HASH_SPANS]++;
+      most[t] = span > most[t] ? span : most[t];
+    }
+  }
+  for (int t = 0; t < 3; t++) {
+    int longer = hashed - count[t][0];
+    for (d[t] = 0; d[t] < MS_HASH_SPANS && longer > q->b.n / MS_HASH_LONG; d[t]++)
+      longer -= count[t][d[t] + 1];
+    if (longer > q->b.n / MS_HASH_LONG) d[t] = most[t];
+  }
+}
+
+/* the cells the searches of A's hashed boxes visit for B's reach d */
+static double searched(const boxes *a, const int d[3]) {
   double total = 0;
-  for (int i = 0; i < s->n; i++) {
-    const int *r = s->range + 6 * (size_t)i;
-    if (r[3] < r[0])
-      (*big)++;
-    else
-      total += (double)(r[3] - r[0] + 1) * (r[4] - r[1] + 1) * (r[5] - r[2] + 1);
+  for (int i = 0; i < a->n; i++) {
+    const int *r = a->range + 6 * (size_t)i;
+    if (r[3] >= r[0])
+      total +=
+          (double)(r[3] - r[0] + 1 + d[0]) * (r[4] - r[1] + 1 + d[1]) * (r[5] - r[2] + 1 + d[2]);
   }
   return total;
 }
 
-/* q's cell, doubled until the boxes cover few enough cells and few are oversized (or it would
- * overflow), with the sets' cell ranges filled for it */
-static double adapt_cell(const query *q) {
+/* q's cell, doubled until A's searches visit few enough cells and few boxes are oversized
+ * (or it would overflow), with the sets' cell ranges and B's reach (into w) filled for it */
+static double adapt_cell(ms_hash *w, const query *q) {
   double cell = q->cell, nbox = (double)q->a.n + (q->same ? 0 : q->b.n);
   for (;;) {
     int big = 0;
-    double n =
-        cover(&q->a, cell, q->threads, &big) + (q->same ? 0 : cover(&q->b, cell, q->threads, &big));
+    cover(&q->a, cell, q->threads, &big);
+    if (!q->same) cover(&q->b, cell, q->threads, &big);
+    reach(q, w->reach);
+    double n = searched(&q->a, w->reach);
     if ((n <= MS_HASH_SPAN * nbox + MS_HASH_SLACK && big <= MS_HASH_BIG) || !isfinite(2 * cell))
       return cell;
     cell *= 2;
@@ -201,11 +239,6 @@ static inline size_t bucket(const int c[3], int bits) {
   return (size_t)((h * 0x9E3779B97F4A7C15u) >> (64 - bits));
 }
 
-/* bit t set when range r starts at cell c along axis t */
-static inline int starts(const int r[6], const int c[3]) {
-  return (r[0] == c[0]) | (r[1] == c[1]) << 1 | (r[2] == c[2]) << 2;
-}
-
 /* ---------------------------------------------------------------- the table of B */
 
 /* the slot of cell c: its bucket, or (dense) its index in the grid box, -1 outside it */
@@ -217,27 +250,34 @@ static inline int64_t slot(const ms_hash *w, const int c[3]) {
   return (k * w->dim[1] + j) * w->dim[0] + i;
 }
 
-/* B's oversized boxes and the grid box of its cells into w; the entries its hashed boxes make */
+/* 1 when box range r of B is not hashed: oversized (empty) or longer than the reach */
+static inline int unhashed(const ms_hash *w, const int r[6]) {
+  return (r[3] - r[0] > w->reach[0]) | (r[4] - r[1] > w->reach[1]) | (r[5] - r[2] > w->reach[2]) |
+         (r[3] < r[0]);
+}
+
+/* B's oversized and long boxes into w->big, and of its other (hashed) boxes the grid box of
+ * their lower corners' cells into w; how many are hashed */
 static size_t oversized(ms_hash *w, const query *q) {
   int *big = w->big.p, lo[3] = {INT_MAX, INT_MAX, INT_MAX}, hi[3] = {INT_MIN, INT_MIN, INT_MIN};
   size_t n = 0;
   w->nbig = 0;
   for (int j = 0; j < q->b.n; j++) {
     const int *r = q->b.range + 6 * (size_t)j;
-    if (r[3] < r[0]) {
+    if (unhashed(w, r)) {
       big[w->nbig++] = j;
       continue;
     }
-    n += (size_t)(r[3] - r[0] + 1) * (r[4] - r[1] + 1) * (r[5] - r[2] + 1);
-    for (int t = 0; t < 3; t++) lo[t] = r[t] < lo[t] ? r[t] : lo[t];
-    for (int t = 0; t < 3; t++) hi[t] = r[t + 3] > hi[t] ? r[t + 3] : hi[t];
+    n++;
+    for (int t = 0; t < 3; t++)
+      lo[t] = r[t] < lo[t] ? r[t] : lo[t], hi[t] = r[t] > hi[t] ? r[t] : hi[t];
   }
   for (int t = 0; t < 3; t++) w->org[t] = lo[t], w->dim[t] = n ? (int64_t)hi[t] - lo[t] + 1 : 0;
   return n;
 }
 
-/* the slots of the table: a dense grid when B's cells' grid box has at most MS_HASH_DENSE
- * cells per entry, else the smallest power of two >= 2 n (n entries) */
+/* the slots of the table: a dense grid when the grid box of B's hashed boxes' cells has at
+ * most MS_HASH_DENSE cells per box, else the smallest power of two >= 2 n (n boxes) */
 static size_t slots(ms_hash *w, size_t n) {
   double cells = (double)w->dim[0] * (double)w->dim[1] * (double)w->dim[2];
   w->dense = cells <= MS_HASH_DENSE * (double)n;
@@ -247,35 +287,28 @@ static size_t slots(ms_hash *w, size_t n) {
   return nbucket;
 }
 
-/* count (fill = 0) or fill (fill = 1) B's entries into the slots: counts land in start[t],
- * then fill places each entry at --start[t], leaving start[t] at the slot's beginning */
+/* count (fill = 0) or fill (fill = 1) B's hashed boxes into the slots of their lower corners'
+ * cells: counts land in start[t], then fill places each box at --start[t], leaving start[t] at
+ * the slot's beginning */
 static void enter(ms_hash *w, const query *q, int fill) {
   size_t *start = w->start.p;
   entry *e = w->entry.p;
-  int *ec = w->ecell.p;
   for (int j = 0; j < q->b.n; j++) {
     const int *r = q->b.range + 6 * (size_t)j;
-    int c[3];
-    for (c[2] = r[2]; c[2] <= r[5]; c[2]++)
-      for (c[1] = r[1]; c[1] <= r[4]; c[1]++)
-        for (c[0] = r[0]; c[0] <= r[3]; c[0]++) {
-          int64_t t = slot(w, c);
-          if (!fill) {
-            start[t]++;
-            continue;
-          }
-          e[--start[t]] = (entry){j, starts(r, c)};
-          if (!w->dense) memcpy(ec + 3 * start[t], c, sizeof c);
-        }
+    if (unhashed(w, r)) continue;
+    int64_t t = slot(w, r);
+    if (fill)
+      e[--start[t]] = (entry){j, {r[0], r[1], r[2]}};
+    else
+      start[t]++;
   }
 }
 
-/* the entries of B in their slots by a counting sort: count per slot, prefix sum, fill */
+/* B's hashed boxes in their slots by a counting sort: count per slot, prefix sum, fill */
 static ms_status build(ms_hash *w, const query *q) {
   if (ms_grow(&w->big, q->b.n, sizeof(int), 0)) return MS_ENOMEM;
   size_t n = oversized(w, q), nslot = slots(w, n);
-  if (ms_grow(&w->start, nslot + 1, sizeof(size_t), 0) || ms_grow(&w->entry, n, sizeof(entry), 0) ||
-      ms_grow(&w->ecell, w->dense ? 0 : 3 * n, sizeof(int), 0))
+  if (ms_grow(&w->start, nslot + 1, sizeof(size_t), 0) || ms_grow(&w->entry, n, sizeof(entry), 0))
     return MS_ENOMEM;
   size_t *start = w->start.p;
   memset(start, 0, sizeof(size_t) * (nslot + 1));
@@ -287,40 +320,56 @@ static ms_status build(ms_hash *w, const query *q) {
 
 /* ---------------------------------------------------------------- the boxes of A */
 
-/* box i of A meets box j of B (only j > i when B is A) */
+/* box i of A meets box j of B (only j > i when B is A), tested without a branch */
 static inline int meets(const query *q, int i, int j) {
-  if (q->same && j <= i) return 0;
-  return ms_boxes_overlap(q->a.lo + 3 * (size_t)i, q->a.hi + 3 * (size_t)i, q->b.lo + 3 * (size_t)j,
-                          q->b.hi + 3 * (size_t)j);
+  return (!q->same | (j > i)) & ms_boxes_overlap(q->a.lo + 3 * (size_t)i, q->a.hi + 3 * (size_t)i,
+                                                 q->b.lo + 3 * (size_t)j, q->b.hi + 3 * (size_t)j);
 }
 
-/* the partners of hashed box i (cell range r) found in cell c, appended to js at k; the new
- * count. B's entries of other cells are collisions; a pair is taken in its corner's cell */
-static int from_cell(const ms_hash *w, const query *q, int i, const int r[6], const int c[3],
-                     int *js, int k) {
-  const size_t *start = w->start.p;
+/* the partners of box i of A among B's entries [from, to), appended to js at k (each written
+ * and counted only when it meets i, so that no branch depends on the outcome); the new count.
+ * c: the cell they must be entered in (the others in a bucket are collisions), or NULL */
+static int scan(const ms_hash *w, const query *q, int i, size_t from, size_t to, const int *c,
+                int *js, int k) {
   const entry *e = w->entry.p;
-  int64_t t = slot(w, c);
-  if (t < 0) return k;
-  int low = starts(r, c);
-  for (size_t p = start[t]; p < start[t + 1]; p++) {
-    const int *ec = (const int *)w->ecell.p + 3 * p;
-    if (!w->dense && (ec[0] != c[0] || ec[1] != c[1] || ec[2] != c[2])) continue;
-    if ((low | e[p].low) == MS_HASH_CORNER && meets(q, i, e[p].b)) js[k++] = e[p].b;
+  // i's box, B's boxes and whether B is A in locals: the stores into js could alias q's fields
+  const double *alo = q->a.lo + 3 * (size_t)i, *ahi = q->a.hi + 3 * (size_t)i;
+  const double a[6] = {alo[0], alo[1], alo[2], ahi[0], ahi[1], ahi[2]}, *blo = q->b.lo,
+               *bhi = q->b.hi;
+  int other = !q->same;
+  for (size_t p = from; p < to; p++) {
+    int j = e[p].b, in = other | (j > i);
+    if (c) in &= (e[p].c[0] == c[0]) & (e[p].c[1] == c[1]) & (e[p].c[2] == c[2]);
+    js[k] = j, k += in & ms_boxes_overlap(a, a + 3, blo + 3 * (size_t)j, bhi + 3 * (size_t)j);
   }
   return k;
 }
 
-/* the partners of hashed box i of A (cell range r) into js: from the cells it covers, then
- * B's oversized boxes; their count */
+/* the partners of hashed box i of A (cell range r) into js: from the cells B's boxes that may
+ * meet it start in (in the direct grid, row by row), then B's unhashed boxes; their count */
 static int hashed_partners(const ms_hash *w, const query *q, int i, const int r[6], int *js) {
-  int k = 0, c[3];
-  for (c[2] = r[2]; c[2] <= r[5]; c[2]++)
-    for (c[1] = r[1]; c[1] <= r[4]; c[1]++)
-      for (c[0] = r[0]; c[0] <= r[3]; c[0]++) k = from_cell(w, q, i, r, c, js, k);
+  const size_t *start = w->start.p;
+  int k = 0, lo[3], hi[3], c[3];
+  for (int t = 0; t < 3; t++) lo[t] = r[t] - w->reach[t], hi[t] = r[t + 3];
+  if (w->dense)
+    for (int t = 0; t < 3; t++)
+      lo[t] = lo[t] > w->org[t] ? lo[t] : w->org[t],
+      hi[t] = hi[t] < w->org[t] + w->dim[t] - 1 ? hi[t] : (int)(w->org[t] + w->dim[t] - 1);
+  for (c[2] = lo[2]; c[2] <= hi[2]; c[2]++)
+    for (c[1] = lo[1]; c[1] <= hi[1]; c[1]++) {
+      c[0] = lo[0];
+      if (!w->dense) {
+        for (; c[0] <= hi[0]; c[0]++) {
+          int64_t t = slot(w, c);
+          k = scan(w, q, i, start[t], start[t + 1], c, js, k);
+        }
+      } else if (lo[0] <= hi[0]) {
+        int64_t t = slot(w, c); /* the row's cells are slots t .. t + hi - lo */
+        k = scan(w, q, i, start[t], start[t + hi[0] - lo[0] + 1], NULL, js, k);
+      }
+    }
   const int *big = w->big.p;
-  for (int p = 0; p < w->nbig; p++)
-    if (meets(q, i, big[p])) js[k++] = big[p];
+  for (int p = 0; p < w->nbig; p++) js[k] = big[p], k += meets(q, i, big[p]);
   return k;
 }
 
@@ -344,8 +393,7 @@ static int partners(const ms_hash *w, const query *q, int i, int *js) {
   const int *r = q->a.range + 6 * (size_t)i;
   int k = 0;
   if (r[3] < r[0]) {
-    for (int j = 0; j < q->b.n; j++)
-      if (meets(q, i, j)) js[k++] = j;
+    for (int j = 0; j < q->b.n; j++) js[k] = j, k += meets(q, i, j);
     return k;
   }
   k = hashed_partners(w, q, i, r, js);
@@ -396,6 +444,26 @@ static ms_status collect(ms_hash *w, const query *q) {
 
 /* ---------------------------------------------------------------- entry points */
 
+/* the pairs (j, i) of a search from B (w->pairs) turned into (i, j), i ascending and each i's
+ * partners in the order found, by a counting sort on i < na */
+static ms_status turn(ms_hash *w, int na) {
+  size_t n = w->npair;
+  if (ms_grow(&w->turned, 2 * n, sizeof(int), 0) || ms_grow(&w->first, na + 1, sizeof(int), 0))
+    return MS_ENOMEM;
+  int *first = w->first.p, *to = w->turned.p;
+  const int *from = w->pairs.p;
+  memset(first, 0, sizeof(int) * (na + 1));
+  for (size_t p = 0; p < n; p++) first[from[2 * p + 1] + 1]++;
+  for (int i = 0; i < na; i++) first[i + 1] += first[i];
+  for (size_t p = 0; p < n; p++) {
+    int i = from[2 * p + 1], at = first[i]++;
+    to[2 * at] = i, to[2 * at + 1] = from[2 * p];
+  }
+  ms_buf b = w->pairs;
+  w->pairs = w->turned, w->turned = b;
+  return MS_OK;
+}
+
 ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, int na,
                            const double *blo, const double *bhi, int nb, int same, int sorted,
                            double cell, int threads, const int **pairs, int *npair) {
@@ -406,13 +474,20 @@ ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, i
   ms_hash *w = *hp ? *hp : ms_alloc(1, sizeof(ms_hash));
   if (!w) return MS_ENOMEM;
   ms_status st = MS_ENOMEM;
-  if (!ms_grow(&w->arange, 6 * (size_t)na, sizeof(int), 0) &&
+  // the smaller set searches the other's table (turned pairs come out sorted)
+  int turned = !same && nb < na;
+  if (turned) {
+    boxes a = q.a;
+    q.a = q.b, q.b = a, q.sorted = 0;
+  }
+  if (!ms_grow(&w->arange, 6 * (size_t)q.a.n, sizeof(int), 0) &&
       !ms_grow(&w->brange, 6 * (size_t)q.b.n, sizeof(int), 0)) {
     q.a.range = w->arange.p, q.b.range = same ? q.a.range : w->brange.p;
-    q.cell = adapt_cell(&q);
+    q.cell = adapt_cell(w, &q);
     st = build(w, &q);
   }
   if (st == MS_OK) st = collect(w, &q);
+  if (st == MS_OK && turned) st = turn(w, na);
   if (st != MS_OK) {
     if (!*hp) ms_hash_free(w);
     return st;

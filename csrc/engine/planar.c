@@ -120,6 +120,7 @@ struct ms_planar {
   ms_buf list;      /* (n) int: the tight vertices, or the primitives that hold one */
   ms_buf alo, ahi;  /* (3 n) double: the boxes of a search's many that may meet its few */
   ms_buf amap;      /* (n) int: their indices among the many */
+  ms_buf span;      /* (2 n) double: the few's intervals along one axis, merged */
   ms_buf hit[2];    /* (2 hits) int: the two searches of point-triangle pairs */
   ms_buf out[2];    /* (2 hits) int: the pairs found, point-triangle and edge-edge */
   ms_buf sort;      /* (2 hits) int: the radix sort's copy of them */
@@ -142,7 +143,7 @@ void ms_planar_free(void *ws) {
                  &w->blo,    &w->bhi,   &w->good,   &w->bnd,       &w->bface, &w->vout,  &w->piece,
                  &w->pinch,  &w->fmark, &w->list,   &w->alo,       &w->ahi,   &w->amap,  w->hit,
                  w->hit + 1, w->out,    w->out + 1, &w->sort,      &w->how,   &w->fseen, &w->eseen,
-                 &w->near,   &w->vedge, w->walked,  w->walked + 1, &w->held};
+                 &w->near,   &w->vedge, w->walked,  w->walked + 1, &w->held,  &w->span};
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
   free(w);
 }
@@ -566,9 +567,46 @@ static int renamed(ms_buf *out, const int *hit, int nhit, const int *amap, const
   return 1;
 }
 
+/* intervals [start, end] (two doubles) by their start (a qsort comparator) */
+static int by_start(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* the n boxes' intervals along axis t into span as [start, end] pairs, merged where they
+ * overlap: ascending and disjoint; how many */
+static int merged(const double *lo, const double *hi, int n, int t, double *span) {
+  for (int j = 0; j < n; j++) span[2 * j] = lo[3 * j + t], span[2 * j + 1] = hi[3 * j + t];
+  qsort(span, n, 2 * sizeof(double), by_start);
+  int k = 0;
+  for (int j = 0; j < n; j++)
+    if (k && span[2 * j] <= span[2 * k - 1])
+      span[2 * k - 1] = ms_max(span[2 * k - 1], span[2 * j + 1]);
+    else
+      span[2 * k] = span[2 * j], span[2 * k + 1] = span[2 * j + 1], k++;
+  return k;
+}
+
+/* 1 when [a, b] meets one of the k merged intervals of span: then the last to start at or
+ * before b does (an earlier one ends before the next starts, so reaching a, it is followed by
+ * one that starts in [a, b]) */
+static int meets_span(const double *span, int k, double a, double b) {
+  int lo = 0, hi = k;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (span[2 * mid] <= b)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo > 0 && span[2 * lo - 1] >= a;
+}
+
 /* the overlapping pairs of the many boxes alo, ahi (na) and the few w->lo, w->hi (nb, the
  * primitives w->list), renamed to their primitives into out, swapped when swap is 1: only the
- * many that meet the few's bounding box go through the hash (w->amap their indices) */
+ * many that meet the few's bounding box, and along its longest axis one of the few's
+ * intervals (the few gather in clusters: a crumpled corner or two), go through the hash
+ * (w->amap their indices) */
 static ms_status search(ms_planar *w, const double *alo, const double *ahi, int na, int nb,
                         double cell, int threads, ms_buf *out, int swap, int *nout) {
   const double *blo = w->lo.p, *bhi = w->hi.p;
@@ -576,11 +614,13 @@ static ms_status search(ms_planar *w, const double *alo, const double *ahi, int 
   for (int j = 0; j < nb; j++)
     for (int t = 0; t < 3; t++)
       lo[t] = ms_min(lo[t], blo[3 * j + t]), hi[t] = ms_max(hi[t], bhi[3 * j + t]);
-  double *slo = w->alo.p, *shi = w->ahi.p;
-  int *map = w->amap.p, n = 0;
+  int t = hi[1] - lo[1] > hi[0] - lo[0];
+  t = hi[2] - lo[2] > hi[t] - lo[t] ? 2 : t;
+  double *span = w->span.p, *slo = w->alo.p, *shi = w->ahi.p;
+  int *map = w->amap.p, n = 0, nspan = merged(blo, bhi, nb, t, span);
   for (int i = 0; i < na; i++) {
     const double *a = alo + 3 * i, *b = ahi + 3 * i;
-    if (!ms_boxes_overlap(a, b, lo, hi)) continue;
+    if (!ms_boxes_overlap(a, b, lo, hi) || !meets_span(span, nspan, a[t], b[t])) continue;
     memcpy(slo + 3 * n, a, 3 * sizeof(double)), memcpy(shi + 3 * n, b, 3 * sizeof(double));
     map[n++] = i;
   }
@@ -781,7 +821,8 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
   if (!room(&w->lo, 3 * most, sizeof(double)) || !room(&w->hi, 3 * most, sizeof(double)) ||
       !room(&w->list, most, sizeof(int)) || !room(&w->alo, 3 * most, sizeof(double)) ||
       !room(&w->ahi, 3 * most, sizeof(double)) || !room(&w->amap, most, sizeof(int)) ||
-      !room(w->out, 0, sizeof(int)) || !room(w->out + 1, 0, sizeof(int)))
+      !room(&w->span, 2 * most, sizeof(double)) || !room(w->out, 0, sizeof(int)) ||
+      !room(w->out + 1, 0, sizeof(int)))
     return MS_ENOMEM;
   int walked[2];
   if ((st = walk_tight(w, m, bar, NULL, b, walked)) != MS_OK ||

@@ -3,10 +3,10 @@
  *
  * The cell size only changes the work, never the pairs: pass about the mean box extent (for
  * the boxes of edges inflated by r, the mean edge length + 2 r). Much smaller cells make each
- * box cover many cells, much larger ones fill each cell with many boxes; hash.c enlarges a cell
- * so small that the boxes would cover too many cells in all. ms_hash_overlaps returns MS_EINPUT
- * for a non-finite coordinate, a box with lo > hi, n < 0 or a cell that is not finite and > 0,
- * MS_ENOMEM when out of memory (or past INT_MAX pairs); a workspace it made is then freed, one
+ * search visit many cells, much larger ones fill each cell with many boxes; hash.c enlarges a
+ * cell so small that the searches would visit too many cells in all. ms_hash_overlaps returns
+ * MS_EINPUT for a non-finite coordinate, a box with lo > hi, n < 0 or a cell that is not finite and
+ * > 0, MS_ENOMEM when out of memory (or past INT_MAX pairs); a workspace it made is then freed, one
  * it was given stays usable. */
 #ifndef MSIM_HASH_H
 #define MSIM_HASH_H

@@ -320,34 +320,38 @@ static ms_status build(ms_hash *w, const query *q) {
 
 /* ---------------------------------------------------------------- the boxes of A */
 
-/* box i of A meets box j of B (only j > i when B is A), tested without a branch */
-static inline int meets(const query *q, int i, int j) {
-  return (!q->same | (j > i)) & ms_boxes_overlap(q->a.lo + 3 * (size_t)i, q->a.hi + 3 * (size_t)i,
-                                                 q->b.lo + 3 * (size_t)j, q->b.hi + 3 * (size_t)j);
+/* box i of A as its partners are sought: its corners, and B's, in fields of their own (a
+ * search copies it to locals, which the stores into its partner list cannot alias) */
+typedef struct {
+  double a[6];             /* lower then upper corner */
+  int i, other;            /* the box; 1 when B is not A (else only boxes j > i are partners) */
+  const double *blo, *bhi; /* B's boxes */
+} seeker;
+
+/* box j of B is a partner of s's box: overlaps it (only j > i when B is A), without a branch */
+static inline int meets(const seeker *s, int j) {
+  return (s->other | (j > s->i)) &
+         ms_boxes_overlap(s->a, s->a + 3, s->blo + 3 * (size_t)j, s->bhi + 3 * (size_t)j);
 }
 
-/* the partners of box i of A among B's entries [from, to), appended to js at k (each written
- * and counted only when it meets i, so that no branch depends on the outcome); the new count.
+/* the partners of s's box among B's entries [from, to), appended to js at k (each written and
+ * counted only when it meets the box, so that no branch depends on the outcome); the new count.
  * c: the cell they must be entered in (the others in a bucket are collisions), or NULL */
-static int scan(const ms_hash *w, const query *q, int i, size_t from, size_t to, const int *c,
-                int *js, int k) {
+static int scan(const ms_hash *w, const seeker *s, size_t from, size_t to, const int *c, int *js,
+                int k) {
   const entry *e = w->entry.p;
-  // i's box, B's boxes and whether B is A in locals: the stores into js could alias q's fields
-  const double *alo = q->a.lo + 3 * (size_t)i, *ahi = q->a.hi + 3 * (size_t)i;
-  const double a[6] = {alo[0], alo[1], alo[2], ahi[0], ahi[1], ahi[2]}, *blo = q->b.lo,
-               *bhi = q->b.hi;
-  int other = !q->same;
+  const seeker me = *s;
   for (size_t p = from; p < to; p++) {
-    int j = e[p].b, in = other | (j > i);
-    if (c) in &= (e[p].c[0] == c[0]) & (e[p].c[1] == c[1]) & (e[p].c[2] == c[2]);
-    js[k] = j, k += in & ms_boxes_overlap(a, a + 3, blo + 3 * (size_t)j, bhi + 3 * (size_t)j);
+    int j = e[p].b, in = 1;
+    if (c) in = (e[p].c[0] == c[0]) & (e[p].c[1] == c[1]) & (e[p].c[2] == c[2]);
+    js[k] = j, k += in & meets(&me, j);
   }
   return k;
 }
 
-/* the partners of hashed box i of A (cell range r) into js: from the cells B's boxes that may
+/* the partners of s's box (hashed, cell range r) into js: from the cells B's boxes that may
  * meet it start in (in the direct grid, row by row), then B's unhashed boxes; their count */
-static int hashed_partners(const ms_hash *w, const query *q, int i, const int r[6], int *js) {
+static int hashed_partners(const ms_hash *w, const seeker *s, const int r[6], int *js) {
   const size_t *start = w->start.p;
   int k = 0, lo[3], hi[3], c[3];
   for (int t = 0; t < 3; t++) lo[t] = r[t] - w->reach[t], hi[t] = r[t + 3];
@@ -361,15 +365,15 @@ static int hashed_partners(const ms_hash *w, const query *q, int i, const int r[
       if (!w->dense) {
         for (; c[0] <= hi[0]; c[0]++) {
           int64_t t = slot(w, c);
-          k = scan(w, q, i, start[t], start[t + 1], c, js, k);
+          k = scan(w, s, start[t], start[t + 1], c, js, k);
         }
       } else if (lo[0] <= hi[0]) {
         int64_t t = slot(w, c); /* the row's cells are slots t .. t + hi - lo */
-        k = scan(w, q, i, start[t], start[t + hi[0] - lo[0] + 1], NULL, js, k);
+        k = scan(w, s, start[t], start[t + hi[0] - lo[0] + 1], NULL, js, k);
       }
     }
   const int *big = w->big.p;
-  for (int p = 0; p < w->nbig; p++) js[k] = big[p], k += meets(q, i, big[p]);
+  for (int p = 0; p < w->nbig; p++) js[k] = big[p], k += meets(s, big[p]);
   return k;
 }
 
@@ -391,12 +395,14 @@ static void sort_ints(int *v, int n) {
  * when i is oversized (already in order); their count */
 static int partners(const ms_hash *w, const query *q, int i, int *js) {
   const int *r = q->a.range + 6 * (size_t)i;
+  const double *lo = q->a.lo + 3 * (size_t)i, *hi = q->a.hi + 3 * (size_t)i;
+  const seeker s = {{lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]}, i, !q->same, q->b.lo, q->b.hi};
   int k = 0;
   if (r[3] < r[0]) {
-    for (int j = 0; j < q->b.n; j++) js[k] = j, k += meets(q, i, j);
+    for (int j = 0; j < q->b.n; j++) js[k] = j, k += meets(&s, j);
     return k;
   }
-  k = hashed_partners(w, q, i, r, js);
+  k = hashed_partners(w, &s, r, js);
   if (q->sorted) sort_ints(js, k);
   return k;
 }

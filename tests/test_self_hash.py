@@ -288,25 +288,31 @@ def test_bad_input_is_refused_naming_the_argument():
         overlaps(lo, hi, threads=0)
 
 
-def test_out_of_memory_leaves_nothing_half_built():
+@pytest.mark.parametrize("turned", [False, True])
+def test_out_of_memory_leaves_nothing_half_built(turned):
+    # every allocation of a call failing in turn (the k-th from the call's start), until one
+    # that makes none fails; turned: B the smaller set, whose boxes search A's table (its pairs
+    # are turned in buffers of their own)
     lo, hi = random_boxes(np.random.default_rng(9), 200)
-    want = brute(lo, hi)
+    args = (lo, hi, lo[:50], hi[:50]) if turned else (lo, hi)
+    want = brute(*args)
     failed = 0
     try:
-        for k in range(1, 12):
+        for k in range(1, 100):
             _core._fail_allocation(k)
             try:
-                got = overlaps(lo, hi, cell=0.05)
+                got = overlaps(*args, cell=0.05)
             except MemoryError:
                 failed += 1
                 continue
             finally:
                 _core._fail_allocation(0)
             np.testing.assert_array_equal(got, want)
+            break
     finally:
         _core._fail_allocation(0)
-    assert failed >= 6  # the workspace and each of its arrays
-    np.testing.assert_array_equal(overlaps(lo, hi), want)
+    assert 10 <= failed < 99  # the workspace and each of its arrays, then a whole call
+    np.testing.assert_array_equal(overlaps(*args), want)
 
 
 def test_time_of_a_flat_100x100_cloth():

@@ -26,8 +26,8 @@
  * A's boxes run in parallel, each into its own list, and the lists are joined in block order:
  * the pairs, and their order, do not depend on the thread count. Each search visits its box's
  * cells and those about them, so when B is the smaller set its boxes search A's table instead,
- * and the pairs (j, i) so found, B's boxes in order, are turned into (i, j) by a counting sort
- * on i, which keeps each i's partners in the order of j: sorted.
+ * and the pairs (j, i) so found, B's boxes in order, are turned into (i, j) and grouped by i
+ * by a stable sort, which keeps each i's partners in the order of j: sorted.
  *
  * A box covering more than MS_HASH_CELLS cells, or cells beyond int, is not hashed: such an
  * oversized box is checked against every box of the other set directly, as are the few boxes
@@ -87,8 +87,7 @@ struct ms_hash {
   ms_buf entry;  /* (n) entry: B's other boxes in their lower corners' cells, by slot */
   ms_buf part;   /* (blocks of A) part, zeroed when allocated (ms_alloc zeroes) */
   ms_buf pairs;  /* (npair, 2) int: the result */
-  ms_buf turned; /* (npair, 2) int: the pairs of a search from B, before they are turned */
-  ms_buf first;  /* (na + 1) int: where each box of A's pairs start among them */
+  ms_buf turned; /* (npair, 2) int: the sort's copy of a search from B's pairs */
   int nbig;      /* oversized and long boxes of B */
   int bits;      /* the hash table has T = 2^bits buckets */
   int dense;     /* 1: a slot per cell of the grid box org + [0, dim) instead of a hash */
@@ -135,7 +134,6 @@ void ms_hash_free(void *ws) {
   free(w->part.p);
   free(w->pairs.p);
   free(w->turned.p);
-  free(w->first.p);
   free(w);
 }
 
@@ -451,23 +449,14 @@ static ms_status collect(ms_hash *w, const query *q) {
 /* ---------------------------------------------------------------- entry points */
 
 /* the pairs (j, i) of a search from B (w->pairs) turned into (i, j), i ascending and each i's
- * partners in the order found, by a counting sort on i < na */
-static ms_status turn(ms_hash *w, int na) {
-  size_t n = w->npair;
-  if (ms_grow(&w->turned, 2 * n, sizeof(int), 0) || ms_grow(&w->first, na + 1, sizeof(int), 0))
-    return MS_ENOMEM;
-  int *first = w->first.p, *to = w->turned.p;
-  const int *from = w->pairs.p;
-  memset(first, 0, sizeof(int) * (na + 1));
-  for (size_t p = 0; p < n; p++) first[from[2 * p + 1] + 1]++;
-  for (int i = 0; i < na; i++) first[i + 1] += first[i];
-  for (size_t p = 0; p < n; p++) {
-    int i = from[2 * p + 1], at = first[i]++;
-    to[2 * at] = i, to[2 * at + 1] = from[2 * p];
+ * partners in the order found (w->turned: the sort's scratch) */
+static ms_status turn(ms_hash *w) {
+  int *p = w->pairs.p;
+  for (int k = 0; k < w->npair; k++) {
+    int j = p[2 * k];
+    p[2 * k] = p[2 * k + 1], p[2 * k + 1] = j;
   }
-  ms_buf b = w->pairs;
-  w->pairs = w->turned, w->turned = b;
-  return MS_OK;
+  return ms_group_pairs(p, w->npair, &w->turned) ? MS_ENOMEM : MS_OK;
 }
 
 ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, int na,
@@ -493,7 +482,7 @@ ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, i
     st = build(w, &q);
   }
   if (st == MS_OK) st = collect(w, &q);
-  if (st == MS_OK && turned) st = turn(w, na);
+  if (st == MS_OK && turned) st = turn(w);
   if (st != MS_OK) {
     if (!*hp) ms_hash_free(w);
     return st;

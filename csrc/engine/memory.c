@@ -48,14 +48,15 @@ int ms_compare_pairs(const void *a, const void *b) {
 #define MS_RADIX_BITS 11
 #define MS_RADIX_MASK ((1u << MS_RADIX_BITS) - 1)
 
-/* p (n pairs of indices >= 0) sorted as ms_compare_pairs orders them by a least significant
- * digit radix sort: stable passes over the second index's digits, then the first's, through
- * the copy scratch (2 n ints) */
-static void radix_pairs(int *p, int n, int *copy) {
+/* p (n pairs of indices >= 0) sorted as ms_compare_pairs orders them (keys 2) or by their
+ * first index alone, ties in the order they came (keys 1), by a least significant digit radix
+ * sort: stable passes over the second index's digits (keys 2), then the first's, through the
+ * copy scratch (2 n ints) */
+static void radix_pairs(int *p, int n, int *copy, int keys) {
   int *src = p, *dst = copy;
   unsigned top[2] = {0, 0};
   for (int k = 0; k < 2 * n; k++) top[k & 1] |= (unsigned)p[k];
-  for (int key = 1; key >= 0; key--)
+  for (int key = keys - 1; key >= 0; key--)
     for (int shift = 0; shift < 32 && (shift == 0 || top[key] >> shift); shift += MS_RADIX_BITS) {
       // count each digit, prefix sums to first places, move: the pass keeps the order of ties
       int place[(1 << MS_RADIX_BITS) + 1] = {0};
@@ -72,10 +73,16 @@ static void radix_pairs(int *p, int n, int *copy) {
   if (src != p) memcpy(p, src, 2 * sizeof(int) * n);
 }
 
+int ms_group_pairs(int *p, int n, ms_buf *scratch) {
+  if (ms_grow(scratch, 2 * (size_t)n, sizeof(int), 0)) return -1;
+  radix_pairs(p, n, scratch->p, 1);
+  return 0;
+}
+
 int ms_unique_pairs(int *p, int n, ms_buf *scratch) {
   int kept = 0;
   if (scratch && !ms_grow(scratch, 2 * (size_t)n, sizeof(int), 0))
-    radix_pairs(p, n, scratch->p);
+    radix_pairs(p, n, scratch->p, 2);
   else
     qsort(p, n, 2 * sizeof(int), ms_compare_pairs);
   for (int k = 0; k < n; k++)

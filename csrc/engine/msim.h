@@ -382,6 +382,10 @@ int ms_grow(ms_buf *b, size_t n, size_t size, size_t keep);
  * ints) where it is given and can grow, else by qsort */
 int ms_compare_pairs(const void *a, const void *b);
 int ms_unique_pairs(int *p, int n, ms_buf *scratch);
+/* the n pairs of p ordered by their first index, those with the same one kept in the order
+ * they came (ms_unique_pairs's radix sort, its first index's passes alone); -1 with p as it
+ * was when scratch cannot grow to 2 n ints */
+int ms_group_pairs(int *p, int n, ms_buf *scratch);
 /* ints in ascending order (a qsort comparator) */
 int ms_compare_ints(const void *a, const void *b);
 

@@ -515,17 +515,6 @@ static int collinear_meet(const double *p, const double *q, const double *t) {
   return segments_meet3(p, q, t + 3 * best, t + 3 * ((best + 1) % 3));
 }
 
-int ms_shares_vertex(const int *v, int na, int n) {
-  // a pair's comparisons joined without a branch: the broad phase's candidates share a vertex
-  // about as often as not, so a branch per comparison would often be mispredicted
-  if (n == 4 && na == 1) return (v[0] == v[1]) | (v[0] == v[2]) | (v[0] == v[3]);
-  if (n == 4 && na == 2) return (v[0] == v[2]) | (v[0] == v[3]) | (v[1] == v[2]) | (v[1] == v[3]);
-  for (int a = 0; a < na; a++)
-    for (int b = na; b < n; b++)
-      if (v[a] == v[b]) return 1;
-  return 0;
-}
-
 int ms_segment_meets_triangle(const double a[3], const double b[3], const double t0[3],
                               const double t1[3], const double t2[3]) {
   double x[15], e1[3], e2[3], n[3], rp[3], rq[3];

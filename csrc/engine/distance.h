@@ -16,8 +16,15 @@ double ms_pair_box_dist2(ms_pair_kind kind, const double x[12]);
  * (a* = sum of c_k x_k over the first primitive, b* = -sum over the second: c >= 0 on the
  * first, <= 0 on the second), read off grad_k d^2 = 2 c_k (a* - b*); n and c zero at d = 0 */
 double ms_pair_closest(ms_pair_kind kind, const double x[12], double n[3], double c[4]);
-/* 1 when the primitives v[0 .. na) and v[na .. n) (vertex indices) share a vertex */
-int ms_shares_vertex(const int *v, int na, int n);
+/* 1 when the primitives v[0 .. na) and v[na .. n) (vertex indices) share a vertex: every
+ * comparison made and joined without a branch (the broad phase's candidates share a vertex
+ * about as often as not), inline so that a caller's constant na and n unroll the loops */
+static inline int ms_shares_vertex(const int *v, int na, int n) {
+  int shared = 0;
+  for (int a = 0; a < na; a++)
+    for (int b = na; b < n; b++) shared |= v[a] == v[b];
+  return shared;
+}
 /* 1 when segment (a, b) meets triangle (t0, t1, t2), touching included; 0 otherwise */
 int ms_segment_meets_triangle(const double a[3], const double b[3], const double t0[3],
                               const double t1[3], const double t2[3]);

@@ -538,31 +538,36 @@ static ms_status certify_path(ms_planar *w, const ms_model *m, const double *x, 
 
 /* ---------------------------------------------------------------- the pairs it leaves */
 
+/* 1 when primitive i (k vertices, idx; NULL: the points) holds a vertex whose pairs are hashed */
+static int hashed(const ms_planar *w, const int *idx, int k, int i) {
+  const unsigned char *how = w->how.p;
+  int tight = 0;
+  for (int j = 0; j < k; j++) tight |= how[idx ? idx[k * i + j] : i] == MS_PLANAR_HASHED;
+  return tight;
+}
+
 /* into w->list, ascending: the n primitives (k vertices each, idx; NULL: the points) that hold
  * a vertex whose pairs are hashed, and their boxes (from lo, hi) into w->lo, w->hi; their count */
 static int holding(ms_planar *w, const int *idx, int n, int k, const double *lo, const double *hi) {
-  const unsigned char *how = w->how.p;
   int *list = w->list.p, count = 0;
   double *slo = w->lo.p, *shi = w->hi.p;
   for (int i = 0; i < n; i++) {
-    int tight = 0;
-    for (int j = 0; j < k; j++) tight |= how[idx ? idx[k * i + j] : i] == MS_PLANAR_HASHED;
-    if (!tight) continue;
+    if (!hashed(w, idx, k, i)) continue;
     memcpy(slo + 3 * count, lo + 3 * i, 3 * sizeof(double));
     memcpy(shi + 3 * count, hi + 3 * i, 3 * sizeof(double)), list[count++] = i;
   }
   return count;
 }
 
-/* the hash's pairs (i, j) copied into out as (amap[i], bmap[j]) (NULL: as they are), the two
- * swapped when swap is 1 */
-static int renamed(ms_buf *out, const int *hit, int nhit, const int *amap, const int *bmap,
+/* the hash's pairs (i, j) copied into out after its first `at` pairs as (amap[i], bmap[j]), the
+ * two swapped when swap is 1 */
+static int renamed(ms_buf *out, int at, const int *hit, int nhit, const int *amap, const int *bmap,
                    int swap) {
-  if (ms_grow(out, 2 * (size_t)nhit, sizeof(int), 0)) return 0;
-  int *p = out->p;
+  if (ms_grow(out, 2 * ((size_t)at + nhit), sizeof(int), 2 * (size_t)at)) return 0;
+  int *p = (int *)out->p + 2 * (size_t)at;
   for (int k = 0; k < nhit; k++) {
     int i = hit[2 * k], j = hit[2 * k + 1];
-    p[2 * k + swap] = amap ? amap[i] : i, p[2 * k + 1 - swap] = bmap ? bmap[j] : j;
+    p[2 * k + swap] = amap[i], p[2 * k + 1 - swap] = bmap[j];
   }
   return 1;
 }
@@ -602,13 +607,15 @@ static int meets_span(const double *span, int k, double a, double b) {
   return lo > 0 && span[2 * lo - 1] >= a;
 }
 
-/* the overlapping pairs of the many boxes alo, ahi (na) and the few w->lo, w->hi (nb, the
- * primitives w->list), renamed to their primitives into out, swapped when swap is 1: only the
- * many that meet the few's bounding box, and along its longest axis one of the few's
- * intervals (the few gather in clusters: a crumpled corner or two), go through the hash
+/* the overlapping pairs of the many boxes alo, ahi (na; primitives of k vertices idx, NULL: the
+ * points) and the few w->lo, w->hi (nb, the primitives w->list), renamed to their primitives
+ * into out, swapped when swap is 1: only the many that meet the few's bounding box, and along
+ * its longest axis one of the few's intervals (the few gather in clusters: a crumpled corner
+ * or two), and, when others is 1, are not among the few themselves, go through the hash
  * (w->amap their indices) */
-static ms_status search(ms_planar *w, const double *alo, const double *ahi, int na, int nb,
-                        double cell, int threads, ms_buf *out, int swap, int *nout) {
+static ms_status search(ms_planar *w, const double *alo, const double *ahi, const int *idx, int k,
+                        int na, int others, int nb, double cell, int threads, ms_buf *out, int swap,
+                        int *nout) {
   const double *blo = w->lo.p, *bhi = w->hi.p;
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   for (int j = 0; j < nb; j++)
@@ -620,14 +627,28 @@ static ms_status search(ms_planar *w, const double *alo, const double *ahi, int 
   int *map = w->amap.p, n = 0, nspan = merged(blo, bhi, nb, t, span);
   for (int i = 0; i < na; i++) {
     const double *a = alo + 3 * i, *b = ahi + 3 * i;
-    if (!ms_boxes_overlap(a, b, lo, hi) || !meets_span(span, nspan, a[t], b[t])) continue;
+    if (!ms_boxes_overlap(a, b, lo, hi) || !meets_span(span, nspan, a[t], b[t]) ||
+        (others && hashed(w, idx, k, i)))
+      continue;
     memcpy(slo + 3 * n, a, 3 * sizeof(double)), memcpy(shi + 3 * n, b, 3 * sizeof(double));
     map[n++] = i;
   }
   const int *hit;
   ms_status st =
       ms_hash_overlaps(&w->hash, slo, shi, n, blo, bhi, nb, 0, 0, cell, threads, &hit, nout);
-  if (st == MS_OK && !renamed(out, hit, *nout, map, w->list.p, swap)) st = MS_ENOMEM;
+  if (st == MS_OK && !renamed(out, 0, hit, *nout, map, w->list.p, swap)) st = MS_ENOMEM;
+  return st;
+}
+
+/* the overlapping pairs among the few w->lo, w->hi (nb, the primitives w->list), each once,
+ * renamed to their primitives and appended to the n pairs of out (n counting them) */
+static ms_status among_few(ms_planar *w, int nb, double cell, int threads, ms_buf *out, int *n) {
+  const int *hit, *list = w->list.p;
+  int nhit;
+  ms_status st = ms_hash_overlaps(&w->hash, w->lo.p, w->hi.p, nb, w->lo.p, w->hi.p, nb, 1, 0, cell,
+                                  threads, &hit, &nhit);
+  if (st == MS_OK && !renamed(out, *n, hit, nhit, list, list, 0)) st = MS_ENOMEM;
+  if (st == MS_OK) *n += nhit;
   return st;
 }
 
@@ -767,16 +788,17 @@ static ms_status walk_tight(ms_planar *w, const ms_model *m, double bar, const d
 }
 
 /* the point-triangle pairs with a tight vertex: the n walked ones, every triangle against the
- * hashed tight points, and every point against the triangles that hold one (the few hashed,
- * the many looking them up), sharing no vertex, sorted, once */
+ * hashed tight points, and every other point against the triangles that hold one (the few
+ * hashed, the many looking them up), sharing no vertex, sorted, once */
 static ms_status tight_points(ms_planar *w, const ms_model *m, int walked, double cell, int threads,
                               const ms_planar_boxes *b, int *npt) {
   int n[2], count = holding(w, NULL, m->nv, 1, b->plo, b->phi);
-  ms_status st = search(w, b->flo, b->fhi, m->nf, count, cell, threads, w->hit, 1, n);
+  ms_status st =
+      search(w, b->flo, b->fhi, m->face, 3, m->nf, 0, count, cell, threads, w->hit, 1, n);
   if (st != MS_OK) return st;
   count = holding(w, m->face, m->nf, 3, b->flo, b->fhi);
-  if ((st = search(w, b->plo, b->phi, m->nv, count, cell, threads, w->hit + 1, 0, n + 1)) != MS_OK)
-    return st;
+  st = search(w, b->plo, b->phi, NULL, 1, m->nv, 1, count, cell, threads, w->hit + 1, 0, n + 1);
+  if (st != MS_OK) return st;
   if (ms_grow(w->out, 2 * ((size_t)n[0] + n[1] + walked), sizeof(int), 0)) return MS_ENOMEM;
   int *p = w->out[0].p;
   memcpy(p, w->hit[0].p, 2 * sizeof(int) * n[0]);
@@ -786,12 +808,15 @@ static ms_status tight_points(ms_planar *w, const ms_model *m, int walked, doubl
   return MS_OK;
 }
 
-/* the edge-edge pairs with a tight vertex: the n walked ones and every edge against the edges
- * that hold a hashed one, sharing no vertex, each pair lower edge first, sorted, once */
+/* the edge-edge pairs with a tight vertex: the n walked ones, every other edge against the
+ * edges that hold a hashed one and those among themselves, sharing no vertex, each pair lower
+ * edge first, sorted, once */
 static ms_status tight_edges(ms_planar *w, const ms_model *m, int walked, double cell, int threads,
                              const ms_planar_boxes *b, int *nee) {
   int nhit, count = holding(w, m->fedge, m->ne, 2, b->elo, b->ehi);
-  ms_status st = search(w, b->elo, b->ehi, m->ne, count, cell, threads, w->out + 1, 0, &nhit);
+  ms_status st =
+      search(w, b->elo, b->ehi, m->fedge, 2, m->ne, 1, count, cell, threads, w->out + 1, 0, &nhit);
+  if (st == MS_OK) st = among_few(w, count, cell, threads, w->out + 1, &nhit);
   if (st != MS_OK) return st;
   if (ms_grow(w->out + 1, 2 * ((size_t)nhit + walked), sizeof(int), 2 * (size_t)nhit))
     return MS_ENOMEM;

@@ -437,16 +437,43 @@ static void apply(const ms_model *m, const ms_self_ws *w, const double *x, const
     }
 }
 
-/* w->target = the step's end x_t + reach (x + alpha p - x_t) that the iterate x + alpha p
- * gives, or x_t + reach alpha (x - x_t) when p is NULL (x's own step from x_t, scaled); returns
- * how many vertices the pairs of x_t cut there (pairs farther apart are left to the step's end) */
+/* coordinate k of the step's end x_t + reach (x + alpha p - x_t) that the iterate x + alpha p
+ * gives, or x_t + reach alpha (x - x_t) when p is NULL (x's own step from x_t, scaled) */
+static double end_point(const ms_data *d, const double *x, const double *p, double alpha,
+                        size_t k) {
+  const double *xt = d->x;
+  return xt[k] + d->sc->reach * (p ? x[k] + alpha * p[k] - xt[k] : alpha * (x[k] - xt[k]));
+}
+
+/* 1 when that step's end surely cuts no vertex: a round from x_t over the step's pairs, their
+ * vertices' ends alone in w->target, cuts none without the common translation. Whether a pair
+ * is cut in a first pass does not depend on a translation of both its sides (its relative moves,
+ * its closings' sum and its distances along the paths do not), so that round decides it for a
+ * fraction of the cost: no pass over every vertex; 0 when a full round must look */
+static int surely_uncut(const ms_model *m, ms_data *d, const double *x, const double *p,
+                        double alpha) {
+  ms_self_ws *w = d->sc;
+  double none[3];
+  if (!iterate_slack(m, w, d->x, w->nearest)) return 0;
+  const int *list = w->pvert.p;
+  for (int j = 0; j < w->npvert; j++)
+    for (int t = 0; t < 3; t++) {
+      size_t k = 3 * (size_t)list[j] + t;
+      w->target[k] = end_point(d, x, p, alpha, k);
+    }
+  deviations(m, w, d->x, w->target, 0, 0, none);
+  return !scales(m, w, d->x, MS_SC_ITERATE, INFINITY, 0);
+}
+
+/* w->target = the step's end that the iterate x + alpha p gives (end_point); returns how many
+ * vertices the pairs of x_t cut there (pairs farther apart are left to the step's end), and in
+ * u the common translation when some are */
 static int end_cut(const ms_model *m, ms_data *d, const double *x, const double *p, double alpha,
                    double u[3]) {
   ms_self_ws *w = d->sc;
   int cut;
-  for (int k = 0; k < 3 * m->nv; k++)
-    w->target[k] =
-        d->x[k] + w->reach * (p ? x[k] + alpha * p[k] - d->x[k] : alpha * (x[k] - d->x[k]));
+  if (surely_uncut(m, d, x, p, alpha)) return 0;
+  for (int k = 0; k < 3 * m->nv; k++) w->target[k] = end_point(d, x, p, alpha, k);
   round_scales(m, d, d->x, w->target, MS_SC_ITERATE, u, &cut); /* finds no pairs: cannot fail */
   return cut;
 }

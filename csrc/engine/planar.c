@@ -31,7 +31,10 @@
  * rest. The kept triangles G are those facing a by more than MS_PLANAR_COS, less, round after
  * round until none goes: those outside G's largest piece (joined across edges), those at a
  * vertex where G makes more than one fan, and those on an edge of G's projected boundary that
- * comes within the rounding margin eps of another. G is then a surface whose projection covers
+ * comes within the rounding margin eps of another. (Once G is one piece, a round that drops
+ * more floods it again only when the kept neighbours of some group of the newly dropped
+ * triangles are not joined by a short walk: otherwise every path in G through the group can go
+ * round it, and G is still one piece.) G is then a surface whose projection covers
  * each point as many times as the image of its boundary (the outer loop and the loops around
  * the dropped parts) winds around it; that image being simple, the count steps up by one
  * across each loop from its right to its left and is highest just inside one of them, so a
@@ -55,6 +58,7 @@
  * only the corners of the triangles left out and the vertices whose disks may reach across a
  * gap are hashed (swept, along a path).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +69,9 @@
 #include "plane.h"
 #include "walk.h"
 
+/* the most triangles a walk that joins the kept neighbours of dropped ones may visit before the
+ * kept triangles are flooded instead */
+#define MS_PLANAR_JOIN 1024
 /* the least cosine between a kept triangle's normal and the axis. A steeper triangle keeps
  * under 0.3 of its area in the plane, so its corners lie close to their links there and are
  * mostly tight at the default radius (about half an edge) anyway; left out at once, the near
@@ -116,6 +123,10 @@ struct ms_planar {
   ms_buf pinch;     /* (nv) int: the vertices two boundary edges leave */
   ms_buf fmark;     /* (nf) unsigned char: the triangles that may hold a boundary edge */
   ms_buf piece;     /* (nf) int: the piece of kept triangles each one is in */
+  ms_buf whole;     /* (nf) unsigned char: kept triangles known to be one piece, if whole_ok */
+  int whole_ok;     /* 1: whole holds them (the last flood's piece, or one shown to stay so) */
+  ms_buf stamp;     /* (nf) int: the walk that last marked each triangle */
+  int nstamp;       /* the last walk's number */
   int nb;           /* the kept triangles' boundary edges */
   ms_buf list;      /* (n) int: the tight vertices, or the primitives that hold one */
   ms_buf alo, ahi;  /* (3 n) double: the boxes of a search's many that may meet its few */
@@ -139,11 +150,12 @@ void ms_planar_free(void *ws) {
   ms_planar *w = ws;
   if (!w) return;
   ms_hash_free(w->hash);
-  ms_buf *b[] = {&w->uv,     &w->duv,   &w->sigma,  &w->rho,       &w->beta,  &w->lo,    &w->hi,
-                 &w->blo,    &w->bhi,   &w->good,   &w->bnd,       &w->bface, &w->vout,  &w->piece,
-                 &w->pinch,  &w->fmark, &w->list,   &w->alo,       &w->ahi,   &w->amap,  w->hit,
-                 w->hit + 1, w->out,    w->out + 1, &w->sort,      &w->how,   &w->fseen, &w->eseen,
-                 &w->near,   &w->vedge, w->walked,  w->walked + 1, &w->held,  &w->span};
+  ms_buf *b[] = {&w->uv,    &w->duv,       &w->sigma, &w->rho,    &w->beta,  &w->lo,
+                 &w->hi,    &w->blo,       &w->bhi,   &w->good,   &w->bnd,   &w->bface,
+                 &w->vout,  &w->piece,     &w->pinch, &w->fmark,  &w->list,  &w->alo,
+                 &w->ahi,   &w->amap,      w->hit,    w->hit + 1, w->out,    w->out + 1,
+                 &w->sort,  &w->how,       &w->fseen, &w->eseen,  &w->near,  &w->vedge,
+                 w->walked, w->walked + 1, &w->held,  &w->span,   &w->whole, &w->stamp};
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
   free(w);
 }
@@ -204,7 +216,66 @@ static int largest_piece(ms_planar *w, const ms_model *m, unsigned char *good) {
   }
   for (int f = 0; f < m->nf; f++)
     if (good[f] && piece[f] != best) good[f] = 0, dropped++;
+  memcpy(w->whole.p, good, m->nf), w->whole_ok = 1;
   return dropped;
+}
+
+/* a new walk's number: marks of earlier walks are below it (cleared when they would overflow) */
+static int next_walk(ms_planar *w, const ms_model *m) {
+  if (w->nstamp > INT_MAX - 2) memset(w->stamp.p, 0, sizeof(int) * m->nf), w->nstamp = 0;
+  return ++w->nstamp;
+}
+
+/* 1 when a walk over kept triangles from near[0] meets all n triangles near[] (marked with the
+ * walk's number s) within MS_PLANAR_JOIN triangles (queue: scratch of nf ints) */
+static int joined(ms_planar *w, const ms_model *m, const unsigned char *good, const int *near,
+                  int n, int s, int *queue) {
+  int *stamp = w->stamp.p, head = 0, tail = 0, met = 1, seen = next_walk(w, m);
+  stamp[near[0]] = seen, queue[tail++] = near[0];
+  while (head < tail && met < n) {
+    int f = queue[head++];
+    for (int k = 0; k < 3; k++) {
+      int t = m->ftwin[3 * f + k];
+      if (t < 0 || !good[t] || stamp[t] == seen) continue;
+      if (tail == MS_PLANAR_JOIN) return 0;
+      met += stamp[t] == s, stamp[t] = seen, queue[tail++] = t;
+    }
+  }
+  return met == n;
+}
+
+/* 1 when the kept triangles are still one piece, told without a flood: w->whole is one and good
+ * keeps only triangles of it, and about each group of those it dropped since (joined across
+ * edges) the kept neighbours are joined by a short walk (so a path through the group can go
+ * round it); w->whole then becomes good. stack: scratch of 3 nf ints */
+static int still_whole(ms_planar *w, const ms_model *m, const unsigned char *good, int *stack) {
+  unsigned char *whole = w->whole.p, *mark = w->fmark.p;
+  int *gone = w->piece.p, *near = stack + m->nf, *stamp = w->stamp.p, n = 0, ok = 1;
+  if (!w->whole_ok) return 0;
+  for (int f = 0; f < m->nf; f++) {
+    if (good[f] & !whole[f]) return 0;
+    if (whole[f] & !good[f]) gone[n++] = f;
+  }
+  // each group by a flood over the dropped (mark 1, then 2 once grouped), and the kept
+  // triangles about it (marked with a walk's number s)
+  for (int i = 0; i < n; i++) mark[gone[i]] = 1;
+  for (int i = 0; i < n && ok; i++) {
+    if (mark[gone[i]] != 1) continue;
+    int top = 0, nnear = 0, s = next_walk(w, m);
+    stack[top++] = gone[i], mark[gone[i]] = 2;
+    while (top) {
+      int f = stack[--top];
+      for (int k = 0; k < 3; k++) {
+        int t = m->ftwin[3 * f + k];
+        if (t < 0) continue;
+        if (mark[t] == 1) mark[t] = 2, stack[top++] = t;
+        if (good[t] && stamp[t] != s) stamp[t] = s, near[nnear++] = t;
+      }
+    }
+    ok = !nnear || joined(w, m, good, near, nnear, s, stack);
+  }
+  for (int i = 0; i < n; i++) mark[gone[i]] = 0, whole[gone[i]] = !ok;
+  return ok;
 }
 
 /* w->bnd, w->nb, w->bface: the edges of the triangles with good[f] = 1 whose neighbour is
@@ -245,7 +316,7 @@ static int kept(ms_planar *w, const ms_model *m, unsigned char *good) {
   int dropped = 0, *out = w->vout.p;
   for (int f = 0; f < m->nf; f++) dropped += !good[f];
   for (int round = 0;; round++) {
-    if (dropped) dropped += largest_piece(w, m, good);
+    if (dropped && !still_whole(w, m, good, w->bface.p)) dropped += largest_piece(w, m, good);
     if (round == MS_PLANAR_ROUNDS || dropped > MS_PLANAR_DROP * m->nf) return 0;
     // the boundary, and the triangles at a vertex with two fans dropped
     int npinch = boundary_edges(w, m, good, out);
@@ -494,14 +565,16 @@ static ms_status settle(ms_planar *w, const ms_model *m, const double *duv, doub
 static ms_status certify(ms_planar *w, const ms_model *m, const double *x, double eps, double cap,
                          double cell, int threads, double a[3], int *certified) {
   size_t nv = m->nv, nb = 3 * (size_t)m->nf;
-  *certified = 0, w->held_ok = 0; /* what certify() works on is no longer what was kept */
+  /* what certify() works on is no longer what was kept, nor known to be one piece */
+  *certified = 0, w->held_ok = 0, w->whole_ok = 0;
   if (!m->disk || !isfinite(eps)) return MS_OK;
   if (!room(&w->uv, 3 * nv, sizeof(double)) || !room(&w->sigma, nv, sizeof(double)) ||
       !room(&w->beta, nv, sizeof(double)) || !room(&w->rho, nv, sizeof(double)) ||
       !room(&w->good, m->nf, 1) || !room(&w->bnd, 2 * nb, sizeof(int)) ||
       !room(&w->bface, nb, sizeof(int)) || !room(&w->vout, nv, sizeof(int)) ||
       !room(&w->pinch, nv, sizeof(int)) || !room(&w->fmark, m->nf, 1) ||
-      !room(&w->piece, m->nf, sizeof(int)) || !room(&w->lo, 3 * nb, sizeof(double)) ||
+      !room(&w->piece, m->nf, sizeof(int)) || !room(&w->whole, m->nf, 1) ||
+      !room(&w->stamp, m->nf, sizeof(int)) || !room(&w->lo, 3 * nb, sizeof(double)) ||
       !room(&w->hi, 3 * nb, sizeof(double)) || !room(&w->blo, 3 * nb, sizeof(double)) ||
       !room(&w->bhi, 3 * nb, sizeof(double)))
     return MS_ENOMEM;

@@ -122,7 +122,7 @@ struct ms_planar {
   ms_buf vout;      /* (nv) int: per vertex, the boundary edge leaving it (or how many leave) */
   ms_buf pinch;     /* (nv) int: the vertices two boundary edges leave */
   ms_buf fmark;     /* (nf) unsigned char: the triangles that may hold a boundary edge */
-  ms_buf piece;     /* (nf) int: the piece of kept triangles each one is in */
+  ms_buf piece;     /* (nf) int: the piece each kept triangle is in (still_whole: the dropped) */
   ms_buf whole;     /* (nf) unsigned char: kept triangles known to be one piece, if whole_ok */
   int whole_ok;     /* 1: whole holds them (the last flood's piece, or one shown to stay so) */
   ms_buf stamp;     /* (nf) int: the walk that last marked each triangle */

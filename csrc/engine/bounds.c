@@ -399,11 +399,8 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
   ms_self_ws *w = d->sc;
   int planar = 0;
   double seen = kind == MS_SC_AGAIN ? 0.0 : ms_self_radius(m);
-  // an iterate's pairs' vertices alone, unless one is cut (apply() then reads every scale)
-  if (kind == MS_SC_ITERATE && iterate_slack(m, w, x, w->nearest)) {
-    deviations(m, w, x, target, 1, 0, u);
-    if (!(*cut = scales(m, w, x, kind, INFINITY, 0))) return MS_OK;
-  }
+  // every vertex: an iterate's round runs once its pairs alone were found to cut (surely_uncut),
+  // and apply() then reads every scale
   deviations(m, w, x, target, kind != MS_SC_AGAIN, 1, u);
   if (kind == MS_SC_ITERATE || (kind == MS_SC_FIRST && within_reach(m, w))) {
     *cut = scales(m, w, x, kind, INFINITY, 1);

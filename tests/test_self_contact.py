@@ -604,9 +604,10 @@ def test_a_solver_stops_a_falling_triangle_on_the_barrier_not_past_it(method, so
     # the step's end would stop it, at the bound. Kept within the bounds, every iterate stays
     # on this side, so the solver meets the barrier rising and stops the triangle on it: the
     # step's end cuts nothing, the pair ends inside the 1 mm contact zone holding barrier
-    # energy. Solved to tolerance by Newton or L-BFGS (the distances are linear in the falling
-    # vertices here, so g is convex), implicit Euler also ends with no more energy than the
-    # 3.75 mJ it started with
+    # energy. Solved to tolerance by Newton or L-BFGS, implicit Euler also ends with no more
+    # energy than the 3.75 mJ it started with, as g's minimiser does where E is convex: the
+    # distances are linear in the falling vertices, and the triangle falls flat, its springs
+    # at rest
     big = np.array([[-0.1, -0.1, 0.0], [0.1, -0.1, 0.0], [0.0, 0.1, 0.0]])
     small = np.array([[0.0, 0.0, 1.5e-3], [0.01, 0.0, 1.5e-3], [0.0, 0.01, 1.5e-3]])
     v = np.zeros((6, 3))

@@ -626,6 +626,24 @@ def test_a_solver_stops_a_falling_triangle_on_the_barrier_not_past_it(method, so
             assert info.converged and sim.energy()["total"] <= start
 
 
+@pytest.mark.parametrize("solver", IMPLICIT_SOLVERS)
+@gains("with both triangles free, the solvers do not reach tolerance on this side of the "
+       "barrier within the bounds: in the first step Newton, FMS and VBD stop at 500 "
+       "iterations (|grad g| 0.058, 0.14 and 6e-6 N), and L-BFGS after 16, when the single "
+       "fraction its step is capped to halves to 0 (|grad g| 0.65 N), its state then holding "
+       "5.06 mJ of kinetic energy where the step started with 3.75 mJ")
+def test_two_free_triangles_colliding_are_solved_to_tolerance_without_gaining_energy(solver):
+    # the falling-triangle drop with the large triangle free as well
+    big = np.array([[-0.1, -0.1, 0.0], [0.1, -0.1, 0.0], [0.0, 0.1, 0.0]])
+    small = np.array([[0.0, 0.0, 1.5e-3], [0.01, 0.0, 1.5e-3], [0.0, 0.01, 1.5e-3]])
+    v = np.zeros((6, 3))
+    v[3:, 2] = -0.5
+    sim = two_triangles(np.vstack([big, small]), v)
+    start = sim.energy()["total"]
+    info = sim.step(0.01, "implicit_euler", solver=solver, tol=1e-9, max_iterations=500)
+    assert info.converged and sim.energy()["total"] <= start
+
+
 @pytest.mark.parametrize("method", ["symplectic_euler", "implicit_euler", "fms", "xpbd"])
 def test_a_pair_the_method_never_saw_is_not_let_into_the_barrier(method):
     # the 4 mm triangle 2.1 mm above the large one (just beyond the 2 mm detection radius, so

@@ -594,6 +594,16 @@ def test_a_collision_the_bounds_stop_never_drives_a_resting_layer_into_the_groun
     assert sim.energy()["total"] <= start
 
 
+def falling_triangle(**options):
+    """two_triangles: a 1 cm triangle 1.5 mm above a 20 cm one (in z = 0), falling toward it
+    at 0.5 m/s."""
+    big = np.array([[-0.1, -0.1, 0.0], [0.1, -0.1, 0.0], [0.0, 0.1, 0.0]])
+    small = np.array([[0.0, 0.0, 1.5e-3], [0.01, 0.0, 1.5e-3], [0.0, 0.01, 1.5e-3]])
+    v = np.zeros((6, 3))
+    v[3:, 2] = -0.5
+    return two_triangles(np.vstack([big, small]), v, **options)
+
+
 @pytest.mark.parametrize("method, solver", [
     ("implicit_euler", "newton"), ("implicit_euler", "fms"), ("implicit_euler", "lbfgs"),
     ("implicit_euler", "vbd"), ("fms", None), ("bdf2", "newton"), ("implicit_midpoint", "newton")])
@@ -608,14 +618,10 @@ def test_a_solver_stops_a_falling_triangle_on_the_barrier_not_past_it(method, so
     # energy than the 3.75 mJ it started with, as g's minimiser does where E is convex: the
     # distances are linear in the falling vertices, and the triangle falls flat, its springs
     # at rest
-    big = np.array([[-0.1, -0.1, 0.0], [0.1, -0.1, 0.0], [0.0, 0.1, 0.0]])
-    small = np.array([[0.0, 0.0, 1.5e-3], [0.01, 0.0, 1.5e-3], [0.0, 0.01, 1.5e-3]])
-    v = np.zeros((6, 3))
-    v[3:, 2] = -0.5
     options = {"solver": solver} if solver else {}
     to_tol = {"tol": 1e-9, "max_iterations": 500}
     for solved in ({}, to_tol) if solver in ("newton", "lbfgs") else ({},):
-        sim = two_triangles(np.vstack([big, small]), v, fixed=[0, 1, 2])
+        sim = falling_triangle(fixed=[0, 1, 2])
         start = sim.energy()["total"]
         info = sim.step(0.01, method, **options, **solved)
         gap = sim.positions[3:, 2].min()
@@ -633,12 +639,8 @@ def test_a_solver_stops_a_falling_triangle_on_the_barrier_not_past_it(method, so
        "fraction its step is capped to halves to 0 (|grad g| 0.65 N), its state then holding "
        "5.06 mJ of kinetic energy where the step started with 3.75 mJ")
 def test_two_free_triangles_colliding_are_solved_to_tolerance_without_gaining_energy(solver):
-    # the falling-triangle drop with the large triangle free as well
-    big = np.array([[-0.1, -0.1, 0.0], [0.1, -0.1, 0.0], [0.0, 0.1, 0.0]])
-    small = np.array([[0.0, 0.0, 1.5e-3], [0.01, 0.0, 1.5e-3], [0.0, 0.01, 1.5e-3]])
-    v = np.zeros((6, 3))
-    v[3:, 2] = -0.5
-    sim = two_triangles(np.vstack([big, small]), v)
+    # the falling triangle's drop with the large triangle free as well
+    sim = falling_triangle()
     start = sim.energy()["total"]
     info = sim.step(0.01, "implicit_euler", solver=solver, tol=1e-9, max_iterations=500)
     assert info.converged and sim.energy()["total"] <= start

@@ -132,7 +132,6 @@ struct ms_planar {
   ms_buf alo, ahi;  /* (3 n) double: the boxes of a search's many that may meet its few */
   ms_buf amap;      /* (n) int: their indices among the many */
   ms_buf span;      /* (2 n) double: the few's intervals along one axis, merged */
-  ms_buf hit[2];    /* (2 hits) int: the two searches of point-triangle pairs */
   ms_buf out[2];    /* (2 hits) int: the pairs found, point-triangle and edge-edge */
   ms_buf sort;      /* (2 hits) int: the radix sort's copy of them */
   ms_buf how;       /* (nv) unsigned char: how each vertex's pairs are found (ms_planar_by) */
@@ -150,12 +149,11 @@ void ms_planar_free(void *ws) {
   ms_planar *w = ws;
   if (!w) return;
   ms_hash_free(w->hash);
-  ms_buf *b[] = {&w->uv,    &w->duv,       &w->sigma, &w->rho,    &w->beta,  &w->lo,
-                 &w->hi,    &w->blo,       &w->bhi,   &w->good,   &w->bnd,   &w->bface,
-                 &w->vout,  &w->piece,     &w->pinch, &w->fmark,  &w->list,  &w->alo,
-                 &w->ahi,   &w->amap,      w->hit,    w->hit + 1, w->out,    w->out + 1,
-                 &w->sort,  &w->how,       &w->fseen, &w->eseen,  &w->near,  &w->vedge,
-                 w->walked, w->walked + 1, &w->held,  &w->span,   &w->whole, &w->stamp};
+  ms_buf *b[] = {&w->uv,     &w->duv,       &w->sigma, &w->rho,   &w->beta,  &w->lo,   &w->hi,
+                 &w->blo,    &w->bhi,       &w->good,  &w->bnd,   &w->bface, &w->vout, &w->piece,
+                 &w->pinch,  &w->fmark,     &w->list,  &w->alo,   &w->ahi,   &w->amap, w->out,
+                 w->out + 1, &w->sort,      &w->how,   &w->fseen, &w->eseen, &w->near, &w->vedge,
+                 w->walked,  w->walked + 1, &w->held,  &w->span,  &w->whole, &w->stamp};
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
   free(w);
 }
@@ -682,13 +680,13 @@ static int meets_span(const double *span, int k, double a, double b) {
 
 /* the overlapping pairs of the many boxes alo, ahi (na; primitives of k vertices idx, NULL: the
  * points) and the few w->lo, w->hi (nb, the primitives w->list), renamed to their primitives
- * into out, swapped when swap is 1: only the many that meet the few's bounding box, and along
- * its longest axis one of the few's intervals (the few gather in clusters: a crumpled corner
- * or two), and, when others is 1, are not among the few themselves, go through the hash
- * (w->amap their indices) */
+ * and appended to the n pairs of out (n counting them), swapped when swap is 1: only the many
+ * that meet the few's bounding box, and along its longest axis one of the few's intervals (the
+ * few gather in clusters: a crumpled corner or two), and, when others is 1, are not among the
+ * few themselves, go through the hash (w->amap their indices) */
 static ms_status search(ms_planar *w, const double *alo, const double *ahi, const int *idx, int k,
                         int na, int others, int nb, double cell, int threads, ms_buf *out, int swap,
-                        int *nout) {
+                        int *n) {
   const double *blo = w->lo.p, *bhi = w->hi.p;
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   for (int j = 0; j < nb; j++)
@@ -697,19 +695,20 @@ static ms_status search(ms_planar *w, const double *alo, const double *ahi, cons
   int t = hi[1] - lo[1] > hi[0] - lo[0];
   t = hi[2] - lo[2] > hi[t] - lo[t] ? 2 : t;
   double *span = w->span.p, *slo = w->alo.p, *shi = w->ahi.p;
-  int *map = w->amap.p, n = 0, nspan = merged(blo, bhi, nb, t, span);
+  int *map = w->amap.p, nmany = 0, nhit, nspan = merged(blo, bhi, nb, t, span);
   for (int i = 0; i < na; i++) {
     const double *a = alo + 3 * i, *b = ahi + 3 * i;
     if (!ms_boxes_overlap(a, b, lo, hi) || !meets_span(span, nspan, a[t], b[t]) ||
         (others && hashed(w, idx, k, i)))
       continue;
-    memcpy(slo + 3 * n, a, 3 * sizeof(double)), memcpy(shi + 3 * n, b, 3 * sizeof(double));
-    map[n++] = i;
+    memcpy(slo + 3 * nmany, a, 3 * sizeof(double));
+    memcpy(shi + 3 * nmany, b, 3 * sizeof(double)), map[nmany++] = i;
   }
   const int *hit;
   ms_status st =
-      ms_hash_overlaps(&w->hash, slo, shi, n, blo, bhi, nb, 0, 0, cell, threads, &hit, nout);
-  if (st == MS_OK && !renamed(out, 0, hit, *nout, map, w->list.p, swap)) st = MS_ENOMEM;
+      ms_hash_overlaps(&w->hash, slo, shi, nmany, blo, bhi, nb, 0, 0, cell, threads, &hit, &nhit);
+  if (st == MS_OK && !renamed(out, *n, hit, nhit, map, w->list.p, swap)) st = MS_ENOMEM;
+  if (st == MS_OK) *n += nhit;
   return st;
 }
 
@@ -860,24 +859,29 @@ static ms_status walk_tight(ms_planar *w, const ms_model *m, double bar, const d
   return MS_OK;
 }
 
+/* out's n pairs followed by the first `more` pairs of walked; NULL when out of memory */
+static int *appended(ms_buf *out, int n, const ms_buf *walked, int more) {
+  if (ms_grow(out, 2 * ((size_t)n + more), sizeof(int), 2 * (size_t)n)) return NULL;
+  int *p = out->p;
+  memcpy(p + 2 * (size_t)n, walked->p, 2 * sizeof(int) * more);
+  return p;
+}
+
 /* the point-triangle pairs with a tight vertex: the n walked ones, every triangle against the
  * hashed tight points, and every other point against the triangles that hold one (the few
  * hashed, the many looking them up), sharing no vertex, sorted, once */
 static ms_status tight_points(ms_planar *w, const ms_model *m, int walked, double cell, int threads,
                               const ms_planar_boxes *b, int *npt) {
-  int n[2], count = holding(w, NULL, m->nv, 1, b->plo, b->phi);
+  int n = 0, count = holding(w, NULL, m->nv, 1, b->plo, b->phi);
   ms_status st =
-      search(w, b->flo, b->fhi, m->face, 3, m->nf, 0, count, cell, threads, w->hit, 1, n);
+      search(w, b->flo, b->fhi, m->face, 3, m->nf, 0, count, cell, threads, w->out, 1, &n);
   if (st != MS_OK) return st;
   count = holding(w, m->face, m->nf, 3, b->flo, b->fhi);
-  st = search(w, b->plo, b->phi, NULL, 1, m->nv, 1, count, cell, threads, w->hit + 1, 0, n + 1);
+  st = search(w, b->plo, b->phi, NULL, 1, m->nv, 1, count, cell, threads, w->out, 0, &n);
   if (st != MS_OK) return st;
-  if (ms_grow(w->out, 2 * ((size_t)n[0] + n[1] + walked), sizeof(int), 0)) return MS_ENOMEM;
-  int *p = w->out[0].p;
-  memcpy(p, w->hit[0].p, 2 * sizeof(int) * n[0]);
-  memcpy(p + 2 * n[0], w->hit[1].p, 2 * sizeof(int) * n[1]);
-  memcpy(p + 2 * (n[0] + n[1]), w->walked[0].p, 2 * sizeof(int) * walked);
-  *npt = ms_unique_pairs(p, apart_pairs(m, MS_PAIR_PT, p, n[0] + n[1] + walked), &w->sort);
+  int *p = appended(w->out, n, w->walked, walked);
+  if (!p) return MS_ENOMEM;
+  *npt = ms_unique_pairs(p, apart_pairs(m, MS_PAIR_PT, p, n + walked), &w->sort);
   return MS_OK;
 }
 
@@ -886,15 +890,13 @@ static ms_status tight_points(ms_planar *w, const ms_model *m, int walked, doubl
  * edge first, sorted, once */
 static ms_status tight_edges(ms_planar *w, const ms_model *m, int walked, double cell, int threads,
                              const ms_planar_boxes *b, int *nee) {
-  int nhit, count = holding(w, m->fedge, m->ne, 2, b->elo, b->ehi);
+  int nhit = 0, count = holding(w, m->fedge, m->ne, 2, b->elo, b->ehi);
   ms_status st =
       search(w, b->elo, b->ehi, m->fedge, 2, m->ne, 1, count, cell, threads, w->out + 1, 0, &nhit);
   if (st == MS_OK) st = among_few(w, count, cell, threads, w->out + 1, &nhit);
   if (st != MS_OK) return st;
-  if (ms_grow(w->out + 1, 2 * ((size_t)nhit + walked), sizeof(int), 2 * (size_t)nhit))
-    return MS_ENOMEM;
-  int *p = w->out[1].p;
-  memcpy(p + 2 * nhit, w->walked[1].p, 2 * sizeof(int) * walked);
+  int *p = appended(w->out + 1, nhit, w->walked + 1, walked);
+  if (!p) return MS_ENOMEM;
   int n = apart_pairs(m, MS_PAIR_EE, p, nhit + walked);
   for (int k = 0; k < n; k++) {
     int i = p[2 * k], j = p[2 * k + 1];

@@ -67,7 +67,8 @@
 #define MS_SC_FLOOR 1e-6
 /* a solver's step is halved at most this often to stay within the bounds, then dropped */
 #define MS_SC_HALVINGS 30
-/* an FMS iteration that raised g is halved at most this often, then undone */
+/* an FMS iteration, or a step confined per vertex, that raised g is halved at most this often,
+ * then undone */
 #define MS_SC_BACKTRACK 10
 /* the equal parts a pair's paths are split into when one plane at their start cannot hold them */
 #define MS_SC_PARTS 4
@@ -483,11 +484,12 @@ static double uncut_fraction(const ms_model *m, ms_data *d, const double *x, con
   return halvings > MS_SC_HALVINGS ? 0.0 : alpha;
 }
 
-void ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p) {
-  if (!ms_self_active(m, d)) return;
+double ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p) {
+  if (!ms_self_active(m, d)) return 1.0;
   double t0 = ms_clock(), alpha = uncut_fraction(m, d, x, p);
-  for (int k = 0; k < 3 * m->nv && alpha < 1.0; k++) p[k] *= alpha;
+  for (int k = 0; k < 3 * m->nv && alpha > 0.0 && alpha < 1.0; k++) p[k] *= alpha;
   d->sc->t_bounds += ms_clock() - t0;
+  return alpha;
 }
 
 void ms_self_shrink(const ms_model *m, ms_data *d, double *x1) {
@@ -511,6 +513,17 @@ void ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
   w->t_bounds += ms_clock() - t0;
 }
 
+/* x1's step from x halved until g(x1) <= bar (it descends: the bound touches g at x), g(x1)
+ * in *g; 1 when it fell within MS_SC_BACKTRACK halvings, else 0 */
+static int falls(const ms_model *m, ms_data *d, const double *x, double bar, double *x1, double hs,
+                 double *g) {
+  for (int halvings = 0; halvings <= MS_SC_BACKTRACK; halvings++) {
+    if ((*g = ms_objective(m, d, x1, d->y, hs)) <= bar) return 1;
+    for (int k = 0; k < 3 * m->nv; k++) x1[k] = x[k] + 0x1p-1 * (x1[k] - x[k]);
+  }
+  return 0;
+}
+
 void ms_self_keep(const ms_model *m, ms_data *d, const double *x, double hs, int first) {
   if (!ms_self_active(m, d)) return;
   memcpy(d->sc->kept, x, sizeof(double) * 3 * m->nv);
@@ -523,16 +536,19 @@ int ms_self_rises(const ms_model *m, ms_data *d, double hs) {
   // no pair carries energy and nothing was cut: the iteration is FMS's own, as without contact
   if (w->npair == w->nring && !w->confined) return w->kept_g = NAN, 0;
   if (isnan(w->kept_g)) w->kept_g = ms_objective(m, d, w->kept, d->y, hs);
-  double *x = d->xn, bar = w->kept_g + MS_ROUNDING * fabs(w->kept_g);
-
-  // the iteration's step, halved until g falls (it descends: the bound touches g at x^k)
-  for (int halvings = 0; halvings <= MS_SC_BACKTRACK; halvings++) {
-    double g = ms_objective(m, d, x, d->y, hs);
-    if (g <= bar) return w->kept_g = g, 0;
-    for (int k = 0; k < 3 * m->nv; k++) x[k] = w->kept[k] + 0x1p-1 * (x[k] - w->kept[k]);
-  }
-  memcpy(x, w->kept, sizeof(double) * 3 * m->nv);
+  double g;
+  if (falls(m, d, w->kept, w->kept_g + MS_ROUNDING * fabs(w->kept_g), d->xn, hs, &g))
+    return w->kept_g = g, 0;
+  memcpy(d->xn, w->kept, sizeof(double) * 3 * m->nv);
   return 1;
+}
+
+int ms_self_confined_step(const ms_model *m, ms_data *d, const double *x, double gx,
+                          const double *p, double hs, double *x1) {
+  double g;
+  for (int k = 0; k < 3 * m->nv; k++) x1[k] = x[k] + p[k];
+  ms_self_confine(m, d, x1);
+  return falls(m, d, x, gx, x1, hs, &g);
 }
 
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info) {

@@ -247,8 +247,16 @@ static ms_status newton_iteration(void *ctx, int it, double *res, double *obj) {
   c->info->solve += ms_clock() - t0;
   if (st != MS_OK) return st;
 
-  // step, within self-contact's bounds, optionally shortened until g decreases enough
-  ms_self_cap_step(m, d, x, w->p);
+  // where self-contact's bounds cut every fraction of the step, it is cut per vertex instead
+  // and halved until g falls, or the iterations stop
+  if (ms_self_cap_step(m, d, x, w->p) == 0.0) {
+    if (!ms_self_confined_step(m, d, x, *obj, w->p, c->h, w->x1)) return MS_STOPPED;
+    memcpy(x, w->x1, sizeof(double) * n3);
+    *res = ms_objective_grad(m, d, x, d->y, c->h, d->g, obj);
+    return MS_OK;
+  }
+
+  // else the step within the bounds, optionally shortened until g decreases enough
   double alpha = 1.0;
   if (c->o->line_search) {
     c->obj = *obj, c->noise = MS_ROUNDING * fabs(*obj);

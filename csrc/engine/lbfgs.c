@@ -186,28 +186,40 @@ static void accept(lbfgs_ctx *c, double *x) {
   w->grad[0] = w->grad[1], w->grad[1] = g0;
 }
 
-/* p = -H grad g and its slope grad g.p; p is a descent direction but for rounding in the
- * pairs: then they start afresh */
-static ms_status descent(lbfgs_ctx *c) {
+/* p = -H grad g within self-contact's bounds and its slope grad g.p; p is a descent direction
+ * but for rounding in the pairs: then they start afresh. *blocked: the bounds cut every
+ * fraction of p, which is then FMS's step (the pairs start afresh), left whole */
+static ms_status descent(lbfgs_ctx *c, int *blocked) {
   for (;;) {
     ms_status st = direction(c, c->w->grad[0], c->info);
     if (st != MS_OK) return st;
-    ms_self_cap_step(c->m, c->d, c->d->xn, c->w->p); /* within self-contact's bounds */
+    *blocked = ms_self_cap_step(c->m, c->d, c->d->xn, c->w->p) == 0.0;
     c->slope = dot(c->n3, c->w->grad[0], c->w->p);
-    if (c->slope < 0 || !c->cols) return MS_OK;
+    if ((c->slope < 0 && !*blocked) || !c->cols) return MS_OK;
     c->cols = 0;
   }
 }
 
-/* iteration k: direction, line search and the new pair; MS_STOPPED at a minimiser or where no
- * step passes (rounding) (ms_iteration_fn) */
+/* the trial point: by the line search along p, or, where the bounds block p, FMS's step cut
+ * per vertex and halved until g falls; 0 when none is taken. Its g and gradient as trial's */
+static int step_to(lbfgs_ctx *c, int blocked) {
+  if (!blocked) return c->slope < 0 && ms_backtrack(trial, c, c->slope, MS_MIN_STEP) > 0;
+  ms_lbfgs_ws *w = c->w;
+  if (!ms_self_confined_step(c->m, c->d, c->d->xn, c->obj, w->p, c->hs, w->x1)) return 0;
+  c->res1 = ms_objective_grad(c->m, c->d, w->x1, c->d->y, c->hs, w->grad[1], &c->obj1);
+  return 1;
+}
+
+/* iteration k: direction, step and the new pair; MS_STOPPED at a minimiser or where no step
+ * passes (rounding) (ms_iteration_fn) */
 static ms_status lbfgs_iteration(void *ctx, int k, double *res, double *obj) {
   lbfgs_ctx *c = ctx;
+  int blocked;
   if (!(*res > 0)) return MS_STOPPED;
-  ms_status st = descent(c);
+  ms_status st = descent(c, &blocked);
   if (st != MS_OK) return st;
   c->obj = *obj, c->noise = MS_ROUNDING * fabs(*obj);
-  if (!(c->slope < 0) || !ms_backtrack(trial, c, c->slope, MS_MIN_STEP)) return MS_STOPPED;
+  if (!step_to(c, blocked)) return MS_STOPPED;
   accept(c, c->d->xn);
   *obj = c->obj1, *res = c->res1;
   return MS_OK;

@@ -544,11 +544,10 @@ int ms_self_rises(const ms_model *m, ms_data *d, double hs) {
 }
 
 int ms_self_confined_step(const ms_model *m, ms_data *d, const double *x, double gx,
-                          const double *p, double hs, double *x1) {
-  double g;
+                          const double *p, double hs, double *x1, double *g1) {
   for (int k = 0; k < 3 * m->nv; k++) x1[k] = x[k] + p[k];
   ms_self_confine(m, d, x1);
-  return falls(m, d, x, gx, x1, hs, &g);
+  return falls(m, d, x, gx, x1, hs, g1);
 }
 
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info) {

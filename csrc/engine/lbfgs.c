@@ -30,6 +30,13 @@
  * uses the same idea), and g and its history are carried forward by it. Without this the
  * iterations would stall at |grad g| ~ 1e-7 N on a small cloth; with it they reach 1e-11 N.
  * When no step passes the iterations stop there. The pairs start empty every step.
+ *
+ * Under self-contact every iterate keeps the step's end within the displacement bounds
+ * (bounds.c): p is capped as a whole to the largest fraction 1, 1/2, ... they leave uncut,
+ * and where they cut it the whole step is also cut per vertex, as FMS's iterates are (and
+ * halved until g falls); the iteration takes the one that lowers g more. Capped alone, the
+ * fraction shrinks toward 0 as the iterates near the bounds and the iterations crawl, ending
+ * far from the minimiser with more energy than the step began with.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -104,6 +111,7 @@ typedef struct {
   int cols, next; /* pairs stored, the free slot the next pair goes to */
   ms_info *info;
   double obj, slope, noise; /* line search: g at the iterate, grad g.p, g's rounding there */
+  double frac;              /* the fraction of p that self-contact's bounds leave uncut */
   double obj1, res1;        /* line search: g and |grad g| at the trial point */
 } lbfgs_ctx;
 
@@ -186,40 +194,54 @@ static void accept(lbfgs_ctx *c, double *x) {
   w->grad[0] = w->grad[1], w->grad[1] = g0;
 }
 
-/* p = -H grad g within self-contact's bounds and its slope grad g.p; p is a descent direction
- * but for rounding in the pairs: then they start afresh. *blocked: the bounds cut every
- * fraction of p, which is then FMS's step (the pairs start afresh), left whole */
-static ms_status descent(lbfgs_ctx *c, int *blocked) {
+/* p = -H grad g and its slope grad g.p; p is a descent direction but for rounding in the
+ * pairs: then they start afresh */
+static ms_status descent(lbfgs_ctx *c) {
   for (;;) {
     ms_status st = direction(c, c->w->grad[0], c->info);
     if (st != MS_OK) return st;
-    *blocked = ms_self_cap_step(c->m, c->d, c->d->xn, c->w->p) == 0.0;
     c->slope = dot(c->n3, c->w->grad[0], c->w->p);
-    if ((c->slope < 0 && !*blocked) || !c->cols) return MS_OK;
+    if (c->slope < 0 || !c->cols) return MS_OK;
     c->cols = 0;
   }
 }
 
-/* the trial point: by the line search along p, or, where the bounds block p, FMS's step cut
- * per vertex and halved until g falls; 0 when none is taken. Its g and gradient as trial's */
-static int step_to(lbfgs_ctx *c, int blocked) {
-  if (!blocked) return c->slope < 0 && ms_backtrack(trial, c, c->slope, MS_MIN_STEP) > 0;
+/* the trial point w->x1 of a step along p, its g and gradient as trial's: by the line search
+ * along p capped as a whole to self-contact's bounds (c->frac the fraction kept: 1 uncut, 0
+ * where every fraction is cut); where they cut p, also p cut per vertex, as FMS's iterates
+ * are, and halved until g falls, if that lowers g more (the capped fraction can shrink toward
+ * 0 as the iterates near the bounds, and the iterations then crawl); 0 when neither passes */
+static int step_to(lbfgs_ctx *c) {
   ms_lbfgs_ws *w = c->w;
-  if (!ms_self_confined_step(c->m, c->d, c->d->xn, c->obj, w->p, c->hs, w->x1)) return 0;
+  size_t at = (size_t)c->next * c->n3, bytes = sizeof(double) * c->n3;
+  double *whole = w->s + at, *cut = w->y + at, g; /* the free pair slot as scratch */
+  memcpy(whole, w->p, bytes);
+  c->frac = ms_self_cap_step(c->m, c->d, c->d->xn, w->p);
+  c->slope = dot(c->n3, w->grad[0], w->p);
+  int found = c->frac > 0 && c->slope < 0 && ms_backtrack(trial, c, c->slope, MS_MIN_STEP) > 0;
+  if (c->frac == 1.0 ||
+      !ms_self_confined_step(c->m, c->d, c->d->xn, c->obj, whole, c->hs, cut, &g) ||
+      (found && c->obj1 <= g))
+    return found;
+  memcpy(w->x1, cut, bytes);
   c->res1 = ms_objective_grad(c->m, c->d, w->x1, c->d->y, c->hs, w->grad[1], &c->obj1);
   return 1;
 }
 
-/* iteration k: direction, step and the new pair; MS_STOPPED at a minimiser or where no step
- * passes (rounding) (ms_iteration_fn) */
+/* iteration k: direction, step and the new pair; where self-contact's bounds cut the step and
+ * none passes, once more along FMS's direction (the pairs afresh); MS_STOPPED at a minimiser
+ * or where no step passes (rounding) (ms_iteration_fn) */
 static ms_status lbfgs_iteration(void *ctx, int k, double *res, double *obj) {
   lbfgs_ctx *c = ctx;
-  int blocked;
   if (!(*res > 0)) return MS_STOPPED;
-  ms_status st = descent(c, &blocked);
-  if (st != MS_OK) return st;
   c->obj = *obj, c->noise = MS_ROUNDING * fabs(*obj);
-  if (!step_to(c, blocked)) return MS_STOPPED;
+  for (;;) {
+    ms_status st = descent(c);
+    if (st != MS_OK) return st;
+    if (step_to(c)) break;
+    if (!c->cols || c->frac == 1.0) return MS_STOPPED;
+    c->cols = 0;
+  }
   accept(c, c->d->xn);
   *obj = c->obj1, *res = c->res1;
   return MS_OK;

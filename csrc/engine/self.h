@@ -117,9 +117,9 @@ void ms_self_friction_impulse(const ms_model *m, ms_data *d, double h);
  * that it needs no cut: a step p from x halved until x + p does (Newton, L-BFGS, and every
  * solver's start, shrunk toward x_t as a whole: cut per vertex, a start strains the springs
  * between cut and uncut vertices, and one Newton iteration carries that strain into the step),
- * an iterate x1 cut per vertex (FMS; Newton's and L-BFGS's steps too where every fraction of
- * them is cut, lest the iterate stall on the bound it reached); VBD takes the fraction of
- * vertex i's step dx from x that keeps its energy pairs apart */
+ * an iterate x1 cut per vertex (FMS; Newton's step too where every fraction of it is cut, lest
+ * the iterate stall on the bound it reached, and L-BFGS's where that lowers g more); VBD takes the
+ * fraction of vertex i's step dx from x that keeps its energy pairs apart */
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info);
 /* FMS's safeguard under self-contact, whose barrier its matrix carries by a bound on its
  * curvature at x_t that a closing gap can outgrow: the iterate x before an iteration is kept,
@@ -130,11 +130,11 @@ void ms_self_keep(const ms_model *m, ms_data *d, const double *x, double hs, int
 int ms_self_rises(const ms_model *m, ms_data *d, double hs);
 /* Newton's and L-BFGS's step p from x, scaled to the largest fraction 1, 1/2, 1/4, ... whose end
  * the bounds cut nowhere; returns that fraction, or 0 leaving p as it was when every fraction
- * is cut. Then the step x1 = x + p is cut per vertex instead, as FMS's iterates are, and halved
- * toward x until g <= gx (returns 1), or not at all (0: x1 is scratch) */
+ * is cut. The step x1 = x + p cut per vertex instead, as FMS's iterates are, and halved toward
+ * x until g (*g1) <= gx: 1, or 0 when it never falls (x1 is then scratch) */
 double ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p);
 int ms_self_confined_step(const ms_model *m, ms_data *d, const double *x, double gx,
-                          const double *p, double hs, double *x1);
+                          const double *p, double hs, double *x1, double *g1);
 void ms_self_confine(const ms_model *m, ms_data *d, double *x1);
 void ms_self_shrink(const ms_model *m, ms_data *d, double *x1);
 double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, int i,

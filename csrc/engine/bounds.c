@@ -500,8 +500,8 @@ void ms_self_shrink(const ms_model *m, ms_data *d, double *x1) {
   d->sc->t_bounds += ms_clock() - t0;
 }
 
-void ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
-  if (!ms_self_active(m, d)) return;
+int ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
+  if (!ms_self_active(m, d)) return 0;
   ms_self_ws *w = d->sc;
   double u[3], t0 = ms_clock();
   if ((w->confined = end_cut(m, d, x1, NULL, 1.0, u))) {
@@ -511,6 +511,7 @@ void ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
         x1[3 * i + t] = d->x[3 * i + t] + (w->target[3 * i + t] - d->x[3 * i + t]) / w->reach;
   }
   w->t_bounds += ms_clock() - t0;
+  return w->confined;
 }
 
 /* x1's step from x halved until g(x1) <= bar (it descends: the bound touches g at x), g(x1)

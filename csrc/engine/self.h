@@ -117,15 +117,16 @@ void ms_self_friction_impulse(const ms_model *m, ms_data *d, double h);
  * that it needs no cut: a step p from x halved until x + p does (Newton, L-BFGS, and every
  * solver's start, shrunk toward x_t as a whole: cut per vertex, a start strains the springs
  * between cut and uncut vertices, and one Newton iteration carries that strain into the step),
- * an iterate x1 cut per vertex (FMS; Newton's step too where every fraction of it is cut, lest
- * the iterate stall on the bound it reached, and L-BFGS's where that lowers g more); VBD takes the
- * fraction of vertex i's step dx from x that keeps its energy pairs apart */
+ * an iterate x1 cut per vertex (FMS and VBD; Newton's step too where every fraction of it is
+ * cut, lest the iterate stall on the bound it reached, and L-BFGS's where that lowers g more);
+ * within its sweep VBD takes the fraction of vertex i's step dx from x that keeps its energy
+ * pairs apart */
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info);
 /* FMS's safeguard under self-contact, whose barrier its matrix carries by a bound on its
- * curvature at x_t that a closing gap can outgrow: the iterate x before an iteration is kept,
- * and an iterate d->xn that raised g is moved back toward it, halving the iteration's step
- * until g falls, or put back (returns 1: stop); an iteration with no energy pair and no cut
- * is FMS's own and is left as it is */
+ * curvature at x_t that a closing gap can outgrow (and VBD's, where the bounds cut a sweep):
+ * the iterate x before an iteration is kept, and an iterate d->xn that raised g is moved back
+ * toward it, halving the iteration's step until g falls, or put back (returns 1: stop); an
+ * iteration with no energy pair and no cut is the solver's own and is left as it is */
 void ms_self_keep(const ms_model *m, ms_data *d, const double *x, double hs, int first);
 int ms_self_rises(const ms_model *m, ms_data *d, double hs);
 /* Newton's and L-BFGS's step p from x, scaled to the largest fraction 1, 1/2, 1/4, ... whose end
@@ -135,7 +136,9 @@ int ms_self_rises(const ms_model *m, ms_data *d, double hs);
 double ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p);
 int ms_self_confined_step(const ms_model *m, ms_data *d, const double *x, double gx,
                           const double *p, double hs, double *x1, double *g1);
-void ms_self_confine(const ms_model *m, ms_data *d, double *x1);
+/* the iterate x1 cut per vertex where its step's end leaves the bounds (FMS's and VBD's
+ * iterates); 1 when it cut */
+int ms_self_confine(const ms_model *m, ms_data *d, double *x1);
 void ms_self_shrink(const ms_model *m, ms_data *d, double *x1);
 double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, int i,
                           const double dx[3]);

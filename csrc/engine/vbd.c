@@ -139,11 +139,14 @@ static ms_status vbd_iteration(void *ctx, int n, double *res, double *obj) {
     w->old = w->prev, w->prev = t;
     memcpy(w->prev, x, sizeof(double) * n3);
   }
+  ms_self_keep(c->m, c->d, x, c->hs, 1);
   sweep(c->m, c->d, w, c->hs);
   c->omega = ms_chebyshev_omega(n, 1, c->rho, c->omega);
   for (int k = 0; c->accel && c->omega != 1.0 && k < n3; k++)
     x[k] = c->omega * (x[k] - w->old[k]) + w->old[k];
   c->info->solve += ms_clock() - t0;
+  // within self-contact's bounds: a sweep they cut is halved back until g falls, as FMS's
+  if (ms_self_confine(c->m, c->d, x) && ms_self_rises(c->m, c->d, c->hs)) return MS_STOPPED;
   *res = ms_objective_grad(c->m, c->d, x, c->d->y, c->hs, c->d->g, obj);
   return MS_OK;
 }

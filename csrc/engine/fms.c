@@ -188,12 +188,16 @@ static ms_status factor(fms_ctx *c, ms_info *info) {
  * rebuilt too, with a quarter more than needed where that is more than kc, so that a normal
  * force that creeps does not rebuild it every step (c_i is kc on large steps, friction.c).
  * Self-contact's barrier and friction join c_i the same way, each vertex's bound on their
- * curvature at x_t (ms_self_stiffness); the barrier's curvature grows as a gap closes, so
- * under self-contact an iteration that still raises g is undone and ends the iterations */
+ * curvature at x_t, or the barrier's at the start point where larger (ms_self_stiffness: a
+ * start that the inertia carried into the contact zone from x_t outside it would else meet a
+ * matrix without the barrier, and its iterations, each undone, would end the step there with
+ * the barrier's energy added to the kinetic energy it kept); the barrier's curvature grows as
+ * a gap closes, so under self-contact an iteration that still raises g is undone and ends the
+ * iterations */
 static void contact_set(fms_ctx *c) {
   const ms_model *m = c->m;
   ms_data *d = c->d;
-  const double *x = d->x, *y = d->y, *ks = ms_self_stiffness(m, d, x);
+  const double *x = d->x, *y = d->y, *ks = ms_self_stiffness(m, d, x, d->xn);
   for (int v = 0; v < m->nv; v++) {
     char t = !m->fixed[v] && m->kc > 0 && ms_contact_path(m, x + 3 * v, y + 3 * v);
     double need = (t ? ms_friction_stiffness(m, d, v) : 0.0) + (ks ? ks[v] : 0.0);

@@ -97,7 +97,9 @@ double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, cons
                       double *f, double *H);
 void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd spd, double *blk);
 void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance);
-const double *ms_self_stiffness(const ms_model *m, ms_data *d, const double *x);
+/* each vertex's bound on its energy pairs' curvature [N/m]: their barrier's and stick's at x,
+ * or their barrier's at x1 where larger */
+const double *ms_self_stiffness(const ms_model *m, ms_data *d, const double *x, const double *x1);
 
 /* selffriction.c: the pairs' friction at the step's start (after detection), the scheme's
  * anchor and step that make it a lagged potential, pair p's stick stiffness 2 w / eps [N/m]

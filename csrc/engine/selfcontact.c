@@ -543,19 +543,29 @@ void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd
  * Cauchy-Schwarz (sum_k c_k u_k)^2 <= 2 sum_k |c_k| u_k^2 (the weights' magnitudes sum to 2), so
  * a pair whose energy curves by b'' along its closest points' gap (and its friction by its
  * stick stiffness across it) is bounded by 2 |c_k| times that on each vertex */
-const double *ms_self_stiffness(const ms_model *m, ms_data *d, const double *x) {
+/* pair p's barrier curvature at x (plus stick's, with stick) spread over its vertices,
+ * 2 |c_k| curve, each raised into most where larger */
+static void pair_stiffness(const ms_model *m, ms_data *d, int p, const double *x, int stick,
+                           double most[4]) {
+  const ms_sc_pair *pr = d->sc->pair + p;
+  double q[12], n[3], c[4], e1, e2;
+  ms_self_gather(pr, x, q);
+  ms_barrier(ms_pair_closest(pr->kind, q, n, c), m->sc_thickness, m->sc_stiffness, &e1, &e2);
+  double curve = e2 + (stick ? ms_self_friction_stick(m, d, p) : 0.0);
+  for (int k = 0; k < 4; k++) most[k] = fmax(most[k], 2 * fabs(c[k]) * curve);
+}
+
+const double *ms_self_stiffness(const ms_model *m, ms_data *d, const double *x, const double *x1) {
   if (!ms_self_active(m, d)) return NULL;
   ms_self_ws *w = d->sc;
-  double q[12], n[3], c[4], e1, e2;
   memset(w->stiff, 0, sizeof(double) * m->nv);
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
+    double most[4] = {0, 0, 0, 0};
     if (pr->ring) continue;
-    ms_self_gather(pr, x, q);
-    double dist = ms_pair_closest(pr->kind, q, n, c);
-    ms_barrier(dist, m->sc_thickness, m->sc_stiffness, &e1, &e2);
-    double curve = e2 + ms_self_friction_stick(m, d, p);
-    for (int k = 0; k < 4; k++) w->stiff[pr->v[k]] += 2 * fabs(c[k]) * curve;
+    pair_stiffness(m, d, p, x, 1, most);
+    pair_stiffness(m, d, p, x1, 0, most);
+    for (int k = 0; k < 4; k++) w->stiff[pr->v[k]] += most[k];
   }
   return w->stiff;
 }

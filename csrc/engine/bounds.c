@@ -45,8 +45,10 @@
  * must do no work: a pair the step's end cuts is stopped at the contact zone's edge (D >= dhat, the
  * room gamma (D - dhat)) where it feels no barrier, or where it is if already within the zone, and
  * later rounds carry no pair that feels the barrier closer than the edge; the first round lets a
- * pair into the zone uncut, by one plane's room, only where the method saw it (within r at x_t, the
- * step's pairs): a pair no solver or force met would bring the barrier's energy from nowhere
+ * pair into the zone uncut, by one plane's room, only where the method felt it: within r at x_t
+ * (the step's pairs) for a method that minimises g along its step, within the zone at x_t for one
+ * that samples the barrier there (a linearised step meets no force or stiffness from a pair
+ * outside the zone); a pair no solver or force met would bring the barrier's energy from nowhere
  * (stopped at the floor, a collision only the bounds see would store the barrier's energy at 1e-9
  * m, several times the kinetic energy it removes). The cut moves a pair's sides toward the common
  * translation: for a free mesh the motion of its centre of mass, as a perfectly inelastic collision
@@ -303,17 +305,19 @@ static int supported(const ms_model *m, const double *x, const double *target) {
 
 /* the common translation: the displacement of the free vertices' centre of mass (a cut that
  * moves a pair's sides toward it in proportion to their closings keeps the momentum), shortened
- * so that the fixed vertices (displacement 0) stay within their bounds; 0 where a collider
- * holds the mesh, whose frame is then the colliders' (a cut toward the mean motion would carry
- * a vertex that rests on one into it, and the penalty would hand the bounds' work back) */
+ * so that the fixed vertices (displacement 0) stay within their bounds, and outside the contact
+ * zone where they were at least `felt` apart (pair_scales); 0 where a collider holds the mesh,
+ * whose frame is then the colliders' (a cut toward the mean motion would carry a vertex that
+ * rests on one into it, and the penalty would hand the bounds' work back) */
 static void translation(const ms_model *m, const double *x, const double *target,
-                        const double *bound, double u[3]) {
-  double floor = MS_SC_FLOOR * m->sc_thickness;
+                        const double *bound, double felt, double u[3]) {
+  double floor = MS_SC_FLOOR * m->sc_thickness, zone = zone_room(m);
   double cap = INFINITY, mass = 0, sum[3] = {0, 0, 0}; /* (sums kept apart from the arrays) */
   u[0] = u[1] = u[2] = 0;
   if (supported(m, x, target)) return;
   for (int i = 0; i < m->nv; i++) {
-    if (m->fixed[i]) cap = fmin(cap, MS_SC_GAMMA * fmax(bound[i] - floor, 0.0));
+    double room = MS_SC_GAMMA * (bound[i] - floor) - (bound[i] >= felt ? zone : 0.0);
+    if (m->fixed[i]) cap = fmin(cap, fmax(room, 0.0));
     for (int t = 0; t < 3 && !m->fixed[i]; t++)
       sum[t] += m->mass[i] * (target[3 * i + t] - x[3 * i + t]);
     mass += m->fixed[i] ? 0.0 : m->mass[i];
@@ -333,10 +337,10 @@ static int touched(const ms_model *m, const ms_self_ws *w, int all, const int **
 /* the common translation u (0 unless translate) and the deviation w->dev from x toward target
  * of the vertices touched(all) lists */
 static void deviations(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
-                       int translate, int all, double u[3]) {
+                       int translate, double felt, int all, double u[3]) {
   double *dev = w->dev;
   if (translate)
-    translation(m, x, target, w->nearest, u);
+    translation(m, x, target, w->nearest, felt, u);
   else
     u[0] = u[1] = u[2] = 0;
   const double c[3] = {u[0], u[1], u[2]}; /* (not reread after each store to dev) */
@@ -396,15 +400,15 @@ static void flag_moving(const ms_model *m, ms_self_ws *w) {
  * pairs cut some, the paths are swept again in x's frame, which holds for paths cut short. A
  * later round moves only the vertices cut before: it sweeps their primitives alone */
 static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, const double *target,
-                              ms_sc_round kind, double u[3], int *cut) {
+                              ms_sc_round kind, double felt, double u[3], int *cut) {
   ms_self_ws *w = d->sc;
   int planar = 0;
-  double seen = kind == MS_SC_AGAIN ? 0.0 : ms_self_radius(m);
+  double seen = kind == MS_SC_AGAIN ? 0.0 : ms_min(ms_self_radius(m), felt);
   // every vertex: an iterate's round runs once its pairs alone were found to cut (surely_uncut),
   // and apply() then reads every scale
-  deviations(m, w, x, target, kind != MS_SC_AGAIN, 1, u);
+  deviations(m, w, x, target, kind != MS_SC_AGAIN, felt, 1, u);
   if (kind == MS_SC_ITERATE || (kind == MS_SC_FIRST && within_reach(m, w))) {
-    *cut = scales(m, w, x, kind, INFINITY, 1);
+    *cut = scales(m, w, x, kind, felt, 1);
     return MS_OK;
   }
   ms_status st = MS_OK;
@@ -459,7 +463,7 @@ static int surely_uncut(const ms_model *m, ms_data *d, const double *x, const do
       size_t k = 3 * (size_t)list[j] + t;
       w->target[k] = end_point(d, x, p, alpha, k);
     }
-  deviations(m, w, d->x, w->target, 0, 0, none);
+  deviations(m, w, d->x, w->target, 0, INFINITY, 0, none);
   return !scales(m, w, d->x, MS_SC_ITERATE, INFINITY, 0);
 }
 
@@ -472,7 +476,8 @@ static int end_cut(const ms_model *m, ms_data *d, const double *x, const double 
   int cut;
   if (surely_uncut(m, d, x, p, alpha)) return 0;
   for (int k = 0; k < 3 * m->nv; k++) w->target[k] = end_point(d, x, p, alpha, k);
-  round_scales(m, d, d->x, w->target, MS_SC_ITERATE, u, &cut); /* finds no pairs: cannot fail */
+  /* finds no pairs: cannot fail */
+  round_scales(m, d, d->x, w->target, MS_SC_ITERATE, INFINITY, u, &cut);
   return cut;
 }
 
@@ -551,7 +556,7 @@ int ms_self_confined_step(const ms_model *m, ms_data *d, const double *x, double
   return falls(m, d, x, gx, x1, hs, g1);
 }
 
-ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info) {
+ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, int sampled, ms_info *info) {
   if (!ms_self_active(m, d)) return MS_OK;
   ms_self_ws *w = d->sc;
   double *target = w->target, *x = d->xn, u[3], t0 = ms_clock(), detect = w->t_broad + w->t_narrow;
@@ -559,13 +564,16 @@ ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info) 
   memcpy(target, d->xn, bytes);
   memcpy(x, d->x, bytes);
 
-  // the pairs of x_t came with the step; later rounds sweep from their own start
+  // the pairs of x_t came with the step, and the method felt those within the contact zone
+  // there (sampled) or every one (it minimised g along its step); later rounds sweep from
+  // their own start
   int left;
-  ms_status st = round_scales(m, d, x, target, MS_SC_FIRST, u, &left);
+  double felt = sampled ? m->sc_thickness : INFINITY;
+  ms_status st = round_scales(m, d, x, target, MS_SC_FIRST, felt, u, &left);
   for (info->rounds = 1; st == MS_OK; info->rounds++) {
     apply(m, w, x, target, u, x);
     if (!left || info->rounds == MS_SC_ROUNDS) break;
-    st = round_scales(m, d, x, target, MS_SC_AGAIN, u, &left);
+    st = round_scales(m, d, x, target, MS_SC_AGAIN, felt, u, &left);
   }
   if (st != MS_OK) return st;
 

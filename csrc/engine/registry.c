@@ -211,7 +211,8 @@ const ms_method_def ms_methods[MS_NMETHOD] = {
     [MS_LINEARIZED_IMPLICIT] = {"linearized_implicit",
                                 "Baraff-Witkin: one solve (M - h^2 K) dv = h (f + h K v); "
                                 "v += dv; x += h v.",
-                                PARAMS(linearized_params), ms_linearized_implicit, 0, INFINITY},
+                                PARAMS(linearized_params), ms_linearized_implicit,
+                                MS_SAMPLED_BARRIER, INFINITY},
     [MS_FMS] = {"fms",
                 "Liu et al. 2013 local-global minimisation of the same g with one prefactored "
                 "scalar Cholesky (refactored only when dt, masses, stiffness, the fixed set or "

@@ -123,7 +123,7 @@ void ms_self_friction_impulse(const ms_model *m, ms_data *d, double h);
  * cut, lest the iterate stall on the bound it reached, and L-BFGS's where that lowers g more);
  * within its sweep VBD takes the fraction of vertex i's step dx from x that keeps its energy
  * pairs apart */
-ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, ms_info *info);
+ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, int sampled, ms_info *info);
 /* FMS's safeguard under self-contact, whose barrier its matrix carries by a bound on its
  * curvature at x_t that a closing gap can outgrow (and VBD's, where the bounds cut a sweep):
  * the iterate x before an iteration is kept, and an iterate d->xn that raised g is moved back

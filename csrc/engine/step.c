@@ -113,7 +113,7 @@ static ms_status step(const ms_model *m, ms_data *d, ms_method method, double h,
   }
 
   // self-contact: no primitive pair may meet on the way there
-  if ((st = ms_self_limit(m, d, h, info)) != MS_OK) return st;
+  if ((st = ms_self_limit(m, d, h, !!(md->flags & MS_SAMPLED_BARRIER), info)) != MS_OK) return st;
   double *x = d->x, *v = d->v;
   d->x = d->xn, d->v = d->vn;
   d->xn = d->xp, d->vn = d->vp;

@@ -37,17 +37,20 @@
  * line search sees the barrier rise instead of stepping over it, and every solver's start is
  * shrunk toward x_t as a whole the same way (cut per vertex, it would stretch the springs
  * between cut and uncut vertices, a strain one Newton iteration carries into the step); FMS
- * and VBD iterates are cut per vertex. After a method's step, the displacement from x_t to its
- * result is limited over all pairs within r (ring pairs too) detected at x_t, or swept; where a
- * vertex was limited, the pairs are swept again from the new positions and the rest of the way is
- * limited again, up to MS_SC_ROUNDS rounds. A limited vertex ends where the bounds let it and moves
- * on with v = (x - x_t)/h, as a collision response that removes the approach speed. That response
- * must do no work: a pair the step's end cuts is stopped at the contact zone's edge (D >= dhat, the
- * room gamma (D - dhat)) where it feels no barrier, or where it is if already within the zone, and
- * later rounds carry no pair that feels the barrier closer than the edge; the first round lets a
- * pair into the zone uncut, by one plane's room, only where the method felt it: within r at x_t
- * (the step's pairs) for a method that minimises g along its step, within the zone at x_t for one
- * that samples the barrier there (a linearised step meets no force or stiffness from a pair
+ * and VBD iterates are cut per vertex, and halved back until g falls. Where every fraction of a
+ * Newton step is cut, it is cut per vertex too, lest the iterate stall on the bound it reached;
+ * L-BFGS takes its step cut per vertex wherever that lowers g more than the capped one, as the
+ * capped fraction shrinks toward 0 near the bounds. After a method's step, the displacement from
+ * x_t to its result is limited over all pairs within r (ring pairs too) detected at x_t, or swept;
+ * where a vertex was limited, the pairs are swept again from the new positions and the rest of the
+ * way is limited again, up to MS_SC_ROUNDS rounds. A limited vertex ends where the bounds let it
+ * and moves on with v = (x - x_t)/h, as a collision response that removes the approach speed. That
+ * response must do no work: a pair the step's end cuts is stopped at the contact zone's edge (D >=
+ * dhat, the room gamma (D - dhat)) where it feels no barrier, or where it is if already within the
+ * zone, and later rounds carry no pair that feels the barrier closer than the edge; the first round
+ * lets a pair into the zone uncut, by one plane's room, only where the method felt it: within r at
+ * x_t (the step's pairs) for a method that minimises g along its step, within the zone at x_t for
+ * one that samples the barrier there (a linearised step meets no force or stiffness from a pair
  * outside the zone); a pair no solver or force met would bring the barrier's energy from nowhere
  * (stopped at the floor, a collision only the bounds see would store the barrier's energy at 1e-9
  * m, several times the kinetic energy it removes). The cut moves a pair's sides toward the common
@@ -69,8 +72,8 @@
 #define MS_SC_FLOOR 1e-6
 /* a solver's step is halved at most this often to stay within the bounds, then dropped */
 #define MS_SC_HALVINGS 30
-/* an FMS iteration, or a step confined per vertex, that raised g is halved at most this often,
- * then undone */
+/* an iterate cut per vertex (FMS's, VBD's, a Newton or L-BFGS step's) that raised g is halved
+ * at most this often, then undone */
 #define MS_SC_BACKTRACK 10
 /* the equal parts a pair's paths are split into when one plane at their start cannot hold them */
 #define MS_SC_PARTS 4
@@ -316,8 +319,8 @@ static void translation(const ms_model *m, const double *x, const double *target
   u[0] = u[1] = u[2] = 0;
   if (supported(m, x, target)) return;
   for (int i = 0; i < m->nv; i++) {
-    double room = MS_SC_GAMMA * (bound[i] - floor) - (bound[i] >= felt ? zone : 0.0);
-    if (m->fixed[i]) cap = fmin(cap, fmax(room, 0.0));
+    double zoned = bound[i] >= felt ? zone : 0.0; /* the zone, where i was felt apart */
+    if (m->fixed[i]) cap = fmin(cap, fmax(MS_SC_GAMMA * (bound[i] - floor) - zoned, 0.0));
     for (int t = 0; t < 3 && !m->fixed[i]; t++)
       sum[t] += m->mass[i] * (target[3 * i + t] - x[3 * i + t]);
     mass += m->fixed[i] ? 0.0 : m->mass[i];

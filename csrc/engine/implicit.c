@@ -250,7 +250,8 @@ static ms_status newton_iteration(void *ctx, int it, double *res, double *obj) {
   // where self-contact's bounds cut every fraction of the step, it is cut per vertex instead
   // and halved until g falls, or the iterations stop
   if (ms_self_cap_step(m, d, x, w->p) == 0.0) {
-    if (!ms_self_confined_step(m, d, x, *obj, w->p, c->h, w->x1, obj)) return MS_STOPPED;
+    double g1;
+    if (!ms_self_confined_step(m, d, x, *obj, w->p, c->h, w->x1, &g1)) return MS_STOPPED;
     memcpy(x, w->x1, sizeof(double) * n3);
     *res = ms_objective_grad(m, d, x, d->y, c->h, d->g, obj);
     return MS_OK;

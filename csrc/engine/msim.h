@@ -469,9 +469,9 @@ typedef ms_status (*ms_step_fn)(const ms_model *m, ms_data *d, double h, const m
 #define MS_SELF_PREPARED 1u     /* its first vertex pass prepares the vertices itself */
 #define MS_IMPULSE_FRICTION 2u  /* friction is a velocity impulse after the step */
 #define MS_UNDAMPED_UNSTABLE 4u /* unstable at every step without damping (explicit Euler) */
-#define MS_SAMPLED_BARRIER                                        \
-  8u /* it samples self-contact's barrier at given positions, not \
-      * minimising g along its step (bounds.c) */
+/* it samples self-contact's barrier at given positions instead of minimising g along its step
+ * (bounds.c) */
+#define MS_SAMPLED_BARRIER 8u
 typedef struct {
   const char *name;       /* public name of the method */
   const char *summary;    /* what it does, one sentence */

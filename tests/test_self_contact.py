@@ -339,8 +339,6 @@ BLOCKS = gains("Newton's matrix (and the linearised step's) keeps the springs' s
                "triangle's corners, each seeing a small share of it, move freely, and a single "
                "iteration leaves a net momentum 2.3x (Newton, the linearised step, BDF2), 2.0x "
                "(midpoint) the impulse the point takes; VBD's per-vertex steps 2.9x")
-
-
 CONSERVATIVE = gains("the midpoint damps nothing, and its single Newton iteration, unsolved "
                      "on the barrier and the ground's penalty, gains up to 0.5 J in a step: "
                      "11.78 J at midpoint_dt from 11.31 J (15.4 J with friction between the "

@@ -89,6 +89,8 @@ double ms_pair_energy(const ms_model *m, int kind, const double q[12], ms_spd sp
 void ms_self_free(void *w);
 ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info);
 int ms_self_active(const ms_model *m, const ms_data *d);
+/* 1 when vertex i is in one of the step's energy pairs (0 without self-contact) */
+int ms_self_paired(const ms_model *m, const ms_data *d, int i);
 ms_status ms_self_at(const ms_model *m, ms_data *d);
 void ms_self_end(ms_data *d);
 double ms_self_forces(const ms_model *m, const ms_data *d, const double *x, double *f,

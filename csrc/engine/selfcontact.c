@@ -456,6 +456,10 @@ int ms_self_active(const ms_model *m, const ms_data *d) {
   return m->self_contact && d->sc && d->sc->active;
 }
 
+int ms_self_paired(const ms_model *m, const ms_data *d, int i) {
+  return ms_self_active(m, d) && d->sc->vstart[i + 1] > d->sc->vstart[i];
+}
+
 /* pair p's energy at x [J]: the barrier's, plus its lagged friction's during a step; scale
  * times its forces added to f where given */
 static double pair_forces(const ms_model *m, const ms_data *d, const double *x, int p, double *f,

@@ -6,6 +6,8 @@
  * System: its springs never change; fixed vertices stay where they are): no spring joins two
  * vertices of one colour, so a colour's vertices update in parallel (ms_blocks), each reading
  * only vertices of other colours, and the result does not depend on the thread count.
+ * Self-contact's pairs join vertices the colouring does not see, so within each colour the
+ * vertices of an energy pair update after the others, one by one in ascending order.
  *
  * Optional Chebyshev acceleration (the paper's Alg. 1 and eq. 12, after Wang 2015), applied
  * after each sweep n with a spectral radius estimate rho:
@@ -29,6 +31,9 @@ struct ms_vbd_ws {
   int ncolor;
   int *cstart;        /* (nv+1) colour c's vertices are order[cstart[c] .. cstart[c+1]) */
   int *order;         /* (nv) vertices by colour, ascending within one */
+  int *split;         /* (nv) this step's order: each colour's vertices in no energy pair
+                       * first, then those in one (each part ascending) */
+  int *unpaired;      /* (nv) how many of colour c's vertices are in no energy pair */
   double *prev, *old; /* (nv,3) chebyshev: x^(n-1) and x^(n-2) */
 };
 
@@ -37,6 +42,8 @@ void ms_vbd_free(void *ws) {
   if (!w) return;
   free(w->cstart);
   free(w->order);
+  free(w->split);
+  free(w->unpaired);
   free(w->prev);
   free(w->old);
   free(w);
@@ -75,10 +82,13 @@ static ms_vbd_ws *workspace_new(const ms_model *m) {
   if (!w) return NULL;
   w->cstart = ms_alloc(n + 1, sizeof(int));
   w->order = ms_alloc(n, sizeof(int));
+  w->split = ms_alloc(n, sizeof(int));
+  w->unpaired = ms_alloc(n, sizeof(int));
   w->prev = ms_alloc(3 * n, sizeof(double));
   w->old = ms_alloc(3 * n, sizeof(double));
   int *color = ms_alloc(n, sizeof(int)), *mark = ms_alloc(n, sizeof(int));
-  if (!w->cstart || !w->order || !w->prev || !w->old || !color || !mark) {
+  if (!w->cstart || !w->order || !w->split || !w->unpaired || !w->prev || !w->old || !color ||
+      !mark) {
     free(color);
     free(mark);
     ms_vbd_free(w);
@@ -104,13 +114,28 @@ static void sweep_block(void *ctx, int lo, int hi) {
     if (!c->v.m->fixed[c->verts[q]]) ms_vertex_step(&c->v, c->verts[q]);
 }
 
-/* one Gauss-Seidel sweep over the colours, each colour's vertices in parallel */
+/* w->split and w->unpaired for this step's energy pairs: each colour's vertices in none, then
+ * those in one, each part in the colouring's order */
+static void split_colours(const ms_model *m, const ms_data *d, ms_vbd_ws *w) {
+  for (int k = 0; k < w->ncolor; k++) {
+    int *out = w->split + w->cstart[k], n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass) w->unpaired[k] = n;
+      for (int q = w->cstart[k]; q < w->cstart[k + 1]; q++)
+        if (ms_self_paired(m, d, w->order[q]) == pass) out[n++] = w->order[q];
+    }
+  }
+}
+
+/* one Gauss-Seidel sweep over the colours, each colour's vertices in no energy pair in
+ * parallel, then the others one by one */
 static void sweep(const ms_model *m, ms_data *d, const ms_vbd_ws *w, double hs) {
   sweep_ctx c = {
       .v = {.m = m, .d = d, .x = d->xn, .y = d->y, .hs2 = 1.0 / (hs * hs), .self_contact = 1}};
   for (int k = 0; k < w->ncolor; k++) {
-    c.verts = w->order + w->cstart[k];
-    ms_blocks(m, w->cstart[k + 1] - w->cstart[k], MS_VBD_BLOCK, sweep_block, &c);
+    c.verts = w->split + w->cstart[k];
+    ms_blocks(m, w->unpaired[k], MS_VBD_BLOCK, sweep_block, &c);
+    sweep_block(&c, w->unpaired[k], w->cstart[k + 1] - w->cstart[k]);
   }
 }
 
@@ -157,6 +182,7 @@ static ms_status vbd_iteration(void *ctx, int n, double *res, double *obj) {
 ms_status ms_vbd_minimize(const ms_model *m, ms_data *d, double hs, int cap, const ms_opt *o,
                           ms_info *info) {
   if (!d->vbd && !(d->vbd = workspace_new(m))) return MS_ENOMEM;
+  split_colours(m, d, d->vbd);
   vbd_ctx c = {.m = m,
                .d = d,
                .w = d->vbd,

@@ -319,8 +319,9 @@ static void translation(const ms_model *m, const double *x, const double *target
   u[0] = u[1] = u[2] = 0;
   if (supported(m, x, target)) return;
   for (int i = 0; i < m->nv; i++) {
-    double zoned = bound[i] >= felt ? zone : 0.0; /* the zone, where i was felt apart */
-    if (m->fixed[i]) cap = fmin(cap, fmax(MS_SC_GAMMA * (bound[i] - floor) - zoned, 0.0));
+    // a fixed vertex's room, less the zone where it was felt apart
+    if (m->fixed[i])
+      cap = fmin(cap, fmax(MS_SC_GAMMA * (bound[i] - floor) - (bound[i] >= felt) * zone, 0.0));
     for (int t = 0; t < 3 && !m->fixed[i]; t++)
       sum[t] += m->mass[i] * (target[3 * i + t] - x[3 * i + t]);
     mass += m->fixed[i] ? 0.0 : m->mass[i];

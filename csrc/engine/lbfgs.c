@@ -214,8 +214,8 @@ static ms_status descent(lbfgs_ctx *c) {
 static int step_to(lbfgs_ctx *c) {
   ms_lbfgs_ws *w = c->w;
   size_t at = (size_t)c->next * c->n3, bytes = sizeof(double) * c->n3;
-  double *whole = w->s + at, *cut = w->y + at, g; /* the free pair slot as scratch */
-  memcpy(whole, w->p, bytes);
+  double *whole = w->s + at, *cut = w->y + at, g;             /* the free pair slot as scratch */
+  if (ms_self_active(c->m, c->d)) memcpy(whole, w->p, bytes); /* read only where cut */
   c->frac = ms_self_cap_step(c->m, c->d, c->d->xn, w->p);
   c->slope = dot(c->n3, w->grad[0], w->p);
   int found = c->frac > 0 && c->slope < 0 && ms_backtrack(trial, c, c->slope, MS_MIN_STEP) > 0;

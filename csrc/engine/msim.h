@@ -478,7 +478,8 @@ typedef struct {
   const ms_param *params; /* its options */
   int nparam;
   ms_step_fn step; /* integrates x, v into xn, vn */
-  unsigned flags;  /* MS_SELF_PREPARED, MS_IMPULSE_FRICTION, MS_UNDAMPED_UNSTABLE, ... */
+  unsigned flags;  /* MS_SELF_PREPARED | MS_IMPULSE_FRICTION | MS_UNDAMPED_UNSTABLE |
+                      MS_SAMPLED_BARRIER, any of them */
   double omega_h;  /* omega h at its stability limit on an undamped linear mode; INFINITY when
                       stable at every step */
 } ms_method_def;

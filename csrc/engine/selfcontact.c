@@ -542,11 +542,6 @@ void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd
   }
 }
 
-/* each vertex's diagonal bound on its pairs' curvature at x [N/m] (FMS's matrix; NULL without
- * self-contact), one pass over the pairs: by
- * Cauchy-Schwarz (sum_k c_k u_k)^2 <= 2 sum_k |c_k| u_k^2 (the weights' magnitudes sum to 2), so
- * a pair whose energy curves by b'' along its closest points' gap (and its friction by its
- * stick stiffness across it) is bounded by 2 |c_k| times that on each vertex */
 /* pair p's barrier curvature at x (plus stick's, with stick) spread over its vertices,
  * 2 |c_k| curve, each raised into most where larger */
 static void pair_stiffness(const ms_model *m, ms_data *d, int p, const double *x, int stick,
@@ -559,6 +554,11 @@ static void pair_stiffness(const ms_model *m, ms_data *d, int p, const double *x
   for (int k = 0; k < 4; k++) most[k] = fmax(most[k], 2 * fabs(c[k]) * curve);
 }
 
+/* each vertex's diagonal bound on its pairs' curvature at x, or their barrier's at x1 where
+ * larger [N/m] (FMS's matrix; NULL without self-contact), one pass over the pairs: by
+ * Cauchy-Schwarz (sum_k c_k u_k)^2 <= 2 sum_k |c_k| u_k^2 (the weights' magnitudes sum to 2), so
+ * a pair whose energy curves by b'' along its closest points' gap (and its friction by its
+ * stick stiffness across it) is bounded by 2 |c_k| times that on each vertex */
 const double *ms_self_stiffness(const ms_model *m, ms_data *d, const double *x, const double *x1) {
   if (!ms_self_active(m, d)) return NULL;
   ms_self_ws *w = d->sc;

@@ -43,21 +43,22 @@
  * capped fraction shrinks toward 0 near the bounds. After a method's step, the displacement from
  * x_t to its result is limited over all pairs within r (ring pairs too) detected at x_t, or swept;
  * where a vertex was limited, the pairs are swept again from the new positions and the rest of the
- * way is limited again, up to MS_SC_ROUNDS rounds. A limited vertex ends where the bounds let it
- * and moves on with v = (x - x_t)/h, as a collision response that removes the approach speed. That
- * response must do no work: a pair the step's end cuts is stopped at the contact zone's edge (D >=
- * dhat, the room gamma (D - dhat)) where it feels no barrier, or where it is if already within the
- * zone, and later rounds carry no pair that feels the barrier closer than the edge; the first round
- * lets a pair into the zone uncut, by one plane's room, only where the method felt it: within r at
- * x_t (the step's pairs) for a method that minimises g along its step, within the zone at x_t for
- * one that samples the barrier there (a linearised step meets no force or stiffness from a pair
- * outside the zone); a pair no solver or force met would bring the barrier's energy from nowhere
- * (stopped at the floor, a collision only the bounds see would store the barrier's energy at 1e-9
- * m, several times the kinetic energy it removes). The cut moves a pair's sides toward the common
- * translation: for a free mesh the motion of its centre of mass, as a perfectly inelastic collision
- * brings two bodies to a common velocity (keeping their momentum); where a collider holds some of
- * the mesh, the colliders' frame (no translation), so a cut only shortens each vertex's own
- * displacement and never carries a layer resting on the ground into it.
+ * way is limited again, up to MS_SC_ROUNDS rounds or until a round barely moves them. A limited
+ * vertex ends where the bounds let it and moves on with v = (x - x_t)/h, as a collision response
+ * that removes the approach speed. That response must do no work: a pair the step's end cuts is
+ * stopped at the contact zone's edge (D >= dhat, the room gamma (D - dhat)) where it feels no
+ * barrier, or where it is if already within the zone, and later rounds carry no pair that feels the
+ * barrier closer than the edge; the first round lets a pair into the zone uncut, by one plane's
+ * room, only where the method felt it: within r at x_t (the step's pairs) for a method that
+ * minimises g along its step, within the zone at x_t for one that samples the barrier there (a
+ * linearised step meets no force or stiffness from a pair outside the zone); a pair no solver or
+ * force met would bring the barrier's energy from nowhere (stopped at the floor, a collision only
+ * the bounds see would store the barrier's energy at 1e-9 m, several times the kinetic energy it
+ * removes). The cut moves a pair's sides toward the common translation: for a free mesh the motion
+ * of its centre of mass, as a perfectly inelastic collision brings two bodies to a common velocity
+ * (keeping their momentum); where a collider holds some of the mesh, the colliders' frame (no
+ * translation), so a cut only shortens each vertex's own displacement and never carries a layer
+ * resting on the ground into it.
  */
 #include <math.h>
 #include <string.h>
@@ -68,6 +69,8 @@
 #define MS_SC_GAMMA 0.45
 /* detections per step at most */
 #define MS_SC_ROUNDS 8
+/* a later round whose largest move is under this fraction of the thickness ends the rounds */
+#define MS_SC_SETTLED 1e-3
 /* the floor delta of the distances, as a fraction of the thickness */
 #define MS_SC_FLOOR 1e-6
 /* a solver's step is halved at most this often to stay within the bounds, then dropped */
@@ -433,14 +436,18 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
 }
 
 /* out = x + u + scale dev for the free vertices of round_scales's last round from x toward
- * target, exactly target where a vertex is not cut (out may be x or target) */
-static void apply(const ms_model *m, const ms_self_ws *w, const double *x, const double *target,
-                  const double u[3], double *out) {
+ * target, exactly target where a vertex is not cut (out may be x or target); the largest
+ * change of a coordinate of out [m] */
+static double apply(const ms_model *m, const ms_self_ws *w, const double *x, const double *target,
+                    const double u[3], double *out) {
+  double most = 0;
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3 && !m->fixed[i]; t++) {
       int k = 3 * i + t;
-      out[k] = w->scale[i] < 1.0 ? x[k] + u[t] + w->scale[i] * w->dev[k] : target[k];
+      double next = w->scale[i] < 1.0 ? x[k] + u[t] + w->scale[i] * w->dev[k] : target[k];
+      most = fmax(most, fabs(next - out[k])), out[k] = next;
     }
+  return most;
 }
 
 /* coordinate k of the step's end x_t + reach (x + alpha p - x_t) that the iterate x + alpha p
@@ -574,9 +581,14 @@ ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, int sampled, ms
   int left;
   double felt = sampled ? m->sc_thickness : INFINITY;
   ms_status st = round_scales(m, d, x, target, MS_SC_FIRST, felt, u, &left);
+  // until no vertex is cut, or a later round moves none of them by MS_SC_SETTLED of the
+  // thickness: they rest at their bounds (a pair cut short of the zone's edge closes 90% of
+  // what is left per round, a geometric crawl no barrier or detection resolves)
   for (info->rounds = 1; st == MS_OK; info->rounds++) {
-    apply(m, w, x, target, u, x);
-    if (!left || info->rounds == MS_SC_ROUNDS) break;
+    double moved = apply(m, w, x, target, u, x);
+    if (!left || info->rounds == MS_SC_ROUNDS ||
+        (info->rounds > 1 && moved < MS_SC_SETTLED * m->sc_thickness))
+      break;
     st = round_scales(m, d, x, target, MS_SC_AGAIN, felt, u, &left);
   }
   if (st != MS_OK) return st;

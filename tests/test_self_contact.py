@@ -653,19 +653,20 @@ def test_a_solver_stops_a_falling_triangle_on_the_barrier_not_past_it(method, so
             assert info.converged and sim.energy()["total"] <= start
 
 
-@pytest.mark.parametrize("method, solver", [
-    ("fms", None), ("implicit_euler", "fms"), ("implicit_euler", "lbfgs"), ("xpbd", None),
-    pytest.param("implicit_euler", "newton", marks=BLOCKS),
-    pytest.param("implicit_euler", "vbd", marks=BLOCKS),
-    pytest.param("linearized_implicit", None, marks=BLOCKS),
-    pytest.param("bdf2", "newton", marks=BLOCKS),
-    pytest.param("implicit_midpoint", "newton", marks=BLOCKS)])
-def test_a_pair_pushing_apart_exchanges_equal_and_opposite_momentum(method, solver):
+@pytest.mark.parametrize("method, solver, share", [
+    ("fms", None, 0.01), ("implicit_euler", "fms", 0.01), ("implicit_euler", "lbfgs", 0.05),
+    ("xpbd", None, 1e-12),
+    pytest.param("implicit_euler", "newton", 0.05, marks=BLOCKS),
+    pytest.param("implicit_euler", "vbd", 0.05, marks=BLOCKS),
+    pytest.param("linearized_implicit", None, 0.05, marks=BLOCKS),
+    pytest.param("bdf2", "newton", 0.05, marks=BLOCKS),
+    pytest.param("implicit_midpoint", "newton", 0.05, marks=BLOCKS)])
+def test_a_pair_pushing_apart_exchanges_equal_and_opposite_momentum(method, solver, share):
     # the small triangle resting 0.8 mm above the large one, inside the 1 mm contact zone,
     # both free and still: the barrier pushes them apart, an internal force, so the total
-    # momentum stays 0 while the small one gains some. The solvers' iterations leave it within
-    # a few percent of that (FMS 0.5%, L-BFGS 3% after their 10; XPBD and the explicit methods
-    # to rounding)
+    # momentum stays 0 while the small one gains some. XPBD's projection keeps it to rounding;
+    # the solvers' iterations leave a share of the push unbalanced (FMS 0.47%, its matrix's
+    # contact bound on the diagonal alone; L-BFGS 2.9% after their 10)
     x = np.array([[-0.1, -0.1, 0.0], [0.1, -0.1, 0.0], [0.0, 0.1, 0.0],
                   [0.0, 0.0, 8e-4], [0.01, 0.0, 8e-4], [0.0, 0.01, 8e-4]])
     sim = two_triangles(x, np.zeros((6, 3)))
@@ -673,7 +674,7 @@ def test_a_pair_pushing_apart_exchanges_equal_and_opposite_momentum(method, solv
     for _ in range(3):
         sim.step(0.01, method, **options)
     pushed = sim.mass[3] * sim.velocities[3:, 2].sum()
-    assert pushed > 0 and abs(momentum(sim)[2]) <= 0.05 * pushed
+    assert pushed > 0 and abs(momentum(sim)[2]) <= share * pushed
 
 
 @pytest.mark.parametrize("dt", [0.001, 0.002])
@@ -714,6 +715,22 @@ def test_linearized_implicit_lets_no_pair_into_the_barrier_it_did_not_feel(fixed
     assert max(energies) <= energies[0] and sim.self_intersections() == 0
 
 
+def test_a_pair_resting_at_the_contact_zones_edge_ends_the_rounds_once_they_stop_moving_it():
+    # the falling triangle in the linearised step at 1 ms, stopped at the 1 mm zone's edge:
+    # it rests there, and every later step pushes it back in. Each round of the bounds let
+    # the pair close 90% of what was left, a crawl that ran all 8 rounds every step, sweeping
+    # the pairs again each time (the 40 x 40 folded cloth took 300 ms a step, not 20). A
+    # round that moves no vertex by a thousandth of the thickness ends them: two rounds a
+    # step, the pair at the edge to that precision, and no energy gained
+    sim = falling_triangle()
+    start = sim.energy()["total"]
+    for _ in range(50):
+        info = sim.step(0.001, "linearized_implicit")
+        assert info.self_contact["rounds"] <= 2 and sim.energy()["total"] <= start
+    gap = sim.positions[3:, 2].min() - sim.positions[:3, 2].max()
+    assert abs(gap - 1e-3) <= 1e-6 and sim.self_intersections() == 0
+
+
 @pytest.mark.parametrize("solved", [{}, {"tol": 1e-9, "max_iterations": 500}])
 @pytest.mark.parametrize("solver", IMPLICIT_SOLVERS)
 def test_two_free_triangles_colliding_end_the_step_with_less_energy_in_every_solver(solver,
@@ -744,8 +761,9 @@ def test_two_free_triangles_colliding_end_the_step_with_less_energy_in_every_sol
        "bounds cut does not lower g even halved back (0.28 N)")
 def test_two_free_triangles_colliding_are_solved_to_tolerance(solver):
     sim = falling_triangle()
+    start = sim.energy()["total"]
     info = sim.step(0.01, "implicit_euler", solver=solver, tol=1e-9, max_iterations=500)
-    assert info.converged
+    assert info.converged and sim.energy()["total"] <= start
 
 
 @pytest.mark.parametrize("method", ["symplectic_euler", "implicit_euler", "fms", "xpbd"])

@@ -36,7 +36,10 @@
  * L-BFGS step p is cut to the largest fraction all pairs allow before its line search, so the
  * line search sees the barrier rise instead of stepping over it, and every solver's start is
  * shrunk toward x_t as a whole the same way (cut per vertex, it would stretch the springs
- * between cut and uncut vertices, a strain one Newton iteration carries into the step); FMS
+ * between cut and uncut vertices, a strain one Newton iteration carries into the step), a pair
+ * that was outside the contact zone at x_t going at most halfway into it: deep in the log
+ * barrier an exact Newton step on -log D only doubles D, and a single iteration from a start a
+ * few um apart ends there with the barrier's energy added to the kinetic energy kept; FMS
  * and VBD iterates are cut per vertex, and halved back until g falls. Where every fraction of a
  * Newton step is cut, it is cut per vertex too, lest the iterate stall on the bound it reached;
  * L-BFGS takes its step cut per vertex wherever that lowers g more than the capped one, as the
@@ -75,17 +78,20 @@
 #define MS_SC_FLOOR 1e-6
 /* a solver's step is halved at most this often to stay within the bounds, then dropped */
 #define MS_SC_HALVINGS 30
+/* a solver's start takes a pair that was outside the contact zone at most this fraction of the
+ * zone's room into it */
+#define MS_SC_START_DEPTH 0.5
 /* an iterate cut per vertex (FMS's, VBD's, a Newton or L-BFGS step's) that raised g is halved
  * at most this often, then undone */
 #define MS_SC_BACKTRACK 10
 /* the equal parts a pair's paths are split into when one plane at their start cannot hold them */
 #define MS_SC_PARTS 4
 
-/* how a round finds the pairs that bound it: a solver's iterate by the step's pairs (within r
- * of x_t); the step's end from x_t by them too when no deviation from the common translation
- * reaches beyond r, else by a sweep along the deviations (a translation brings no pair
- * closer); a later round by a sweep along its whole displacement (no translation) */
-typedef enum { MS_SC_ITERATE, MS_SC_FIRST, MS_SC_AGAIN } ms_sc_round;
+/* how a round finds the pairs that bound it: a solver's start and iterates by the step's pairs
+ * (within r of x_t); the step's end from x_t by them too when no deviation from the common
+ * translation reaches beyond r, else by a sweep along the deviations (a translation brings no
+ * pair closer); a later round by a sweep along its whole displacement (no translation) */
+typedef enum { MS_SC_START, MS_SC_ITERATE, MS_SC_FIRST, MS_SC_AGAIN } ms_sc_round;
 
 /* the room each side of a pair of kind at positions q may close, gamma (D - delta) [m] (<= 0
  * within the floor), and the unit normal n from its second primitive to its first */
@@ -179,17 +185,21 @@ static int holds_in_parts(const ms_model *m, const ms_sc_pair *pr, const double 
   }
 }
 
-/* the room that pair pr surely has at x: a lower bound on its distance (the gap between its
- * boxes, or the last detection's nearest distances near where x is where it ran), less the
- * contact zone where it may feel the barrier (at least `seen` apart at x, the method saw no
- * pair so far), times gamma */
+/* a pair's room gamma (gap - delta) from a lower bound gap on its distance, less the contact
+ * zone's room where it may feel the barrier (gap at least `seen`: the method saw no pair so
+ * far); gap >= seen where the room is at least seen's */
+static double seen_slack(const ms_model *m, double room, double seen) {
+  double sight = MS_SC_GAMMA * (seen - MS_SC_FLOOR * m->sc_thickness), zone = zone_room(m);
+  return room >= sight ? room - zone : ms_min(room, sight - zone);
+}
+
+/* the room that pair pr surely has at x: seen_slack of a lower bound on its distance (the gap
+ * between its boxes, or the last detection's nearest distances near where x is where it ran) */
 static double pair_slack(const ms_model *m, const ms_sc_pair *pr, const double *x,
                          const double *near, double seen) {
-  double floor = MS_SC_FLOOR * m->sc_thickness, zone = zone_room(m);
   double gap = box_gap(pr, x);
   if (near) gap = ms_max(gap, near_floor(pr, near));
-  double slack = MS_SC_GAMMA * (gap - floor);
-  return gap >= seen ? slack - zone : ms_min(slack, MS_SC_GAMMA * (seen - floor) - zone);
+  return seen_slack(m, MS_SC_GAMMA * (gap - MS_SC_FLOOR * m->sc_thickness), seen);
 }
 
 /* for a solver's iterate, which starts from x = x_t with the step's nearest distances and
@@ -229,7 +239,8 @@ static const double *iterate_slack(const ms_model *m, ms_self_ws *w, const doubl
  * was lowered since (w->lowered: when, as pass npair + pair), so a later pass looks at those
  * alone. kind: the round; at the step's end a pair that feels the barrier (not in the ring)
  * is cut to the room outside the contact zone, and has only that room where it is at least
- * seen apart at x (the method saw no pair so far: r in the first round, 0 in a later one).
+ * seen apart at x (the method saw no pair so far: r in the first round, 0 in a later one); at
+ * a solver's start (seen the thickness) the same holds with half the zone's room.
  * Returns how many scales it lowered: a pass that lowers none leaves every pair's signed sum
  * within its room (a pair once cut stays so); *cut counts the free vertices it cut first */
 static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const double *dx,
@@ -239,7 +250,7 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
   // as far apart as the method saw pairs
   double floor = MS_SC_FLOOR * m->sc_thickness, zone = zone_room(m);
   double sight = MS_SC_GAMMA * (seen - floor);
-  const double *kept = kind == MS_SC_ITERATE ? iterate_slack(m, w, x, near) : NULL;
+  const double *kept = kind <= MS_SC_ITERATE ? iterate_slack(m, w, x, near) : NULL;
   int cuts = 0;
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
@@ -250,15 +261,19 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
     if (pass && last < (pass - 1) * w->npair + p) continue;
     // c_A + c_B <= the largest relative move: within the least room a lower bound on D
     // leaves (as if the pair felt the barrier) it holds
-    double slack = kept ? kept[p] : pair_slack(m, pr, x, near, seen);
+    double slack = !kept                 ? pair_slack(m, pr, x, near, seen)
+                   : kind == MS_SC_START ? seen_slack(m, kept[p], seen)
+                                         : kept[p];
     if (relative_move(pr, dx, scale) <= 2 * slack) continue;
     // a pair that feels the barrier enters the zone uncut only where the method saw it
     double n[3], c[4], side[2] = {0, 0}, now[2] = {-INFINITY, -INFINITY},
                        plane = pair_plane(m, pr, x, n);
     // (a detected pair's ring flag is its topology; a swept pair's flag is 1 for every one)
     int felt = kind != MS_SC_ITERATE && !(pr->ring && ms_self_in_ring(m, pr));
-    double stop = felt ? zone : 0.0,
-           room = ms_max(plane - (felt && plane >= sight ? zone : 0.0), 0.0);
+    // (a solver's start keeps those outside the zone at x from going deeper than its middle)
+    double deep = kind == MS_SC_START ? MS_SC_START_DEPTH * zone : zone;
+    double stop = felt && (kind != MS_SC_START || plane >= sight) ? deep : 0.0,
+           room = ms_max(plane - (felt && plane >= sight ? deep : 0.0), 0.0);
     int na = pr->kind == MS_PAIR_PT ? 1 : 2, fixed = 0;
     for (int k = 0; k < 4; k++) {
       c[k] = closing(pr, k, n, dx + 3 * pr->v[k]);
@@ -414,7 +429,7 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
   // every vertex: an iterate's round runs once its pairs alone were found to cut (surely_uncut),
   // and apply() then reads every scale
   deviations(m, w, x, target, kind != MS_SC_AGAIN, felt, 1, u);
-  if (kind == MS_SC_ITERATE || (kind == MS_SC_FIRST && within_reach(m, w))) {
+  if (kind <= MS_SC_ITERATE || (kind == MS_SC_FIRST && within_reach(m, w))) {
     *cut = scales(m, w, x, kind, felt, 1);
     return MS_OK;
   }
@@ -464,7 +479,7 @@ static double end_point(const ms_data *d, const double *x, const double *p, doub
  * its closings' sum and its distances along the paths do not), so that round decides it for a
  * fraction of the cost: no pass over every vertex; 0 when a full round must look */
 static int surely_uncut(const ms_model *m, ms_data *d, const double *x, const double *p,
-                        double alpha) {
+                        double alpha, ms_sc_round kind, double seen) {
   ms_self_ws *w = d->sc;
   double none[3];
   if (!iterate_slack(m, w, d->x, w->nearest)) return 0;
@@ -474,35 +489,38 @@ static int surely_uncut(const ms_model *m, ms_data *d, const double *x, const do
       size_t k = 3 * (size_t)list[j] + t;
       w->target[k] = end_point(d, x, p, alpha, k);
     }
-  deviations(m, w, d->x, w->target, 0, INFINITY, 0, none);
-  return !scales(m, w, d->x, MS_SC_ITERATE, INFINITY, 0);
+  deviations(m, w, d->x, w->target, 0, seen, 0, none);
+  return !scales(m, w, d->x, kind, seen, 0);
 }
 
 /* w->target = the step's end that the iterate x + alpha p gives (end_point); returns how many
- * vertices the pairs of x_t cut there (pairs farther apart are left to the step's end), and in
- * u the common translation when some are */
+ * vertices the pairs of x_t cut there in a round of kind (MS_SC_START or MS_SC_ITERATE; pairs
+ * farther apart are left to the step's end), and in u the common translation when some are */
 static int end_cut(const ms_model *m, ms_data *d, const double *x, const double *p, double alpha,
-                   double u[3]) {
+                   ms_sc_round kind, double u[3]) {
   ms_self_ws *w = d->sc;
+  double seen = kind == MS_SC_START ? m->sc_thickness : INFINITY;
   int cut;
-  if (surely_uncut(m, d, x, p, alpha)) return 0;
+  if (surely_uncut(m, d, x, p, alpha, kind, seen)) return 0;
   for (int k = 0; k < 3 * m->nv; k++) w->target[k] = end_point(d, x, p, alpha, k);
   /* finds no pairs: cannot fail */
-  round_scales(m, d, d->x, w->target, MS_SC_ITERATE, INFINITY, u, &cut);
+  round_scales(m, d, d->x, w->target, kind, seen, u, &cut);
   return cut;
 }
 
-/* the largest alpha in 1, 1/2, 1/4, ... whose end_cut(x, p, alpha) cuts nothing, 0 if none */
-static double uncut_fraction(const ms_model *m, ms_data *d, const double *x, const double *p) {
+/* the largest alpha in 1, 1/2, 1/4, ... whose end_cut(x, p, alpha, kind) cuts nothing, 0 if
+ * none */
+static double uncut_fraction(const ms_model *m, ms_data *d, const double *x, const double *p,
+                             ms_sc_round kind) {
   double u[3], alpha = 1.0;
   int halvings = 0;
-  while (end_cut(m, d, x, p, alpha, u) && halvings++ < MS_SC_HALVINGS) alpha *= 0.5;
+  while (end_cut(m, d, x, p, alpha, kind, u) && halvings++ < MS_SC_HALVINGS) alpha *= 0.5;
   return halvings > MS_SC_HALVINGS ? 0.0 : alpha;
 }
 
 double ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *p) {
   if (!ms_self_active(m, d)) return 1.0;
-  double t0 = ms_clock(), alpha = uncut_fraction(m, d, x, p);
+  double t0 = ms_clock(), alpha = uncut_fraction(m, d, x, p, MS_SC_ITERATE);
   for (int k = 0; k < 3 * m->nv && alpha > 0.0 && alpha < 1.0; k++) p[k] *= alpha;
   d->sc->t_bounds += ms_clock() - t0;
   return alpha;
@@ -510,8 +528,9 @@ double ms_self_cap_step(const ms_model *m, ms_data *d, const double *x, double *
 
 void ms_self_shrink(const ms_model *m, ms_data *d, double *x1) {
   if (!ms_self_active(m, d)) return;
-  // x1's step from x_t, capped as a solver's step is (x1 is left bit for bit when whole)
-  double t0 = ms_clock(), alpha = uncut_fraction(m, d, x1, NULL);
+  // x1's step from x_t, capped as a solver's step is, and keeping the pairs outside the contact
+  // zone at x_t out of its deeper half (x1 is left bit for bit when whole)
+  double t0 = ms_clock(), alpha = uncut_fraction(m, d, x1, NULL, MS_SC_START);
   for (int k = 0; k < 3 * m->nv && alpha < 1.0; k++) x1[k] = d->x[k] + alpha * (x1[k] - d->x[k]);
   d->sc->t_bounds += ms_clock() - t0;
 }
@@ -520,7 +539,7 @@ int ms_self_confine(const ms_model *m, ms_data *d, double *x1) {
   if (!ms_self_active(m, d)) return 0;
   ms_self_ws *w = d->sc;
   double u[3], t0 = ms_clock();
-  if ((w->confined = end_cut(m, d, x1, NULL, 1.0, u))) {
+  if ((w->confined = end_cut(m, d, x1, NULL, 1.0, MS_SC_ITERATE, u))) {
     apply(m, w, d->x, w->target, u, w->target);
     for (int i = 0; i < m->nv; i++)
       for (int t = 0; t < 3 && !m->fixed[i]; t++)

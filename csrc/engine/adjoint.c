@@ -329,7 +329,7 @@ static ms_status ift_solve(const ms_model *m, ms_data *d, const double *z, doubl
   ms_info spd;
   st = ms_newton_factor(m, d, z, hs, MS_SPD_CLAMP, &spd);
   if (st != MS_OK) return st;
-  ms_newton_blocks(m, d, z, hs, MS_SPD_NONE);
+  if ((st = ms_newton_blocks(m, d, z, hs, MS_SPD_NONE)) != MS_OK) return st;
   return minres(m, d, b, lam);
 }
 

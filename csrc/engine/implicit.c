@@ -20,12 +20,20 @@
 
 #include "engine.h"
 
+/* a direct solve where self-contact's pairs couple vertices: conjugate gradients on A,
+ * preconditioned by the factor, to this relative residual, or this many iterations (each a
+ * solve with the factor; layers resting on each other reach the cap) */
+#define MS_COUPLED_TOL 1e-10
+#define MS_COUPLED_ITERATIONS 100
+
 struct ms_implicit {
   ms_chol *ch;       /* 3x3-block factor, built when a direct solve first needs it */
   double *vb;        /* (nv,9) vertex blocks V_i of A, row-major [kg/s^2 or kg] */
   double *blk;       /* (ns,9) spring blocks S_s, row-major */
   double *dinv;      /* (nv,9) inverse diagonal blocks of A (jacobi, cg) */
   double *r, *p, *q; /* (nv,3) solver vectors */
+  double *s;         /* (nv,3) a direct solve's preconditioned residual (coupled_solve) */
+  double kscale;     /* the scale of the stiffness in A (build_system) */
   double *rhs;       /* (3 nv) right-hand side over free vertices for CHOLMOD */
   double *x1;        /* (nv,3) line-search trial point */
 };
@@ -40,6 +48,7 @@ void ms_implicit_free(void *ws) {
   free(w->r);
   free(w->p);
   free(w->q);
+  free(w->s);
   free(w->rhs);
   free(w->x1);
   free(w);
@@ -56,9 +65,10 @@ static ms_implicit *workspace_new(const ms_model *m) {
   w->r = ms_alloc(3 * n, sizeof(double));
   w->p = ms_alloc(3 * n, sizeof(double));
   w->q = ms_alloc(3 * n, sizeof(double));
+  w->s = ms_alloc(3 * n, sizeof(double));
   w->rhs = ms_alloc(3 * n, sizeof(double));
   w->x1 = ms_alloc(3 * n, sizeof(double));
-  if (!w->vb || !w->blk || !w->dinv || !w->r || !w->p || !w->q || !w->rhs || !w->x1) {
+  if (!w->vb || !w->blk || !w->dinv || !w->r || !w->p || !w->q || !w->s || !w->rhs || !w->x1) {
     ms_implicit_free(w);
     return NULL;
   }
@@ -75,12 +85,16 @@ static ms_status workspace(const ms_model *m, ms_data *d, ms_implicit **out) {
 
 /* V_i = (mscale m_i + kscale shift) I + kscale (C_i + F_i) and S_s = kscale H_s(x) with the
  * spd treatment; F_i the secant stiffness of the step's friction at xf (friction.c; zero where
- * d->fr is not active) */
-static void build_system(const ms_model *m, const ms_data *d, const double *x, const double *xf,
-                         ms_implicit *w, const ms_opt *o, double mscale, double kscale) {
+ * d->fr is not active); C_i holds the diagonal blocks of self-contact's pairs, whose
+ * off-diagonal blocks A takes from ms_self_couple (kscale times them) */
+static ms_status build_system(const ms_model *m, const ms_data *d, const double *x,
+                              const double *xf, ms_implicit *w, const ms_opt *o, double mscale,
+                              double kscale) {
   double shift = o->spd == MS_SPD_SHIFT ? kscale * o->shift : 0.0;
   const double *sc = ms_self_active(m, d) ? d->sc->blk : NULL;
-  if (sc) ms_self_blocks(m, d, x, (ms_spd)o->spd, d->sc->blk);
+  ms_status st = sc ? ms_self_blocks(m, d, x, (ms_spd)o->spd, d->sc->blk) : MS_OK;
+  if (st != MS_OK) return st;
+  w->kscale = kscale;
   for (int i = 0; i < m->nv; i++) {
     double *v = w->vb + 9 * i;
     ms_contact_hessian(m, x, i, v);
@@ -94,10 +108,12 @@ static void build_system(const ms_model *m, const ms_data *d, const double *x, c
     ms_spring_hessian(m, x, s, (ms_spd)o->spd, b);
     for (int t = 0; t < 9; t++) b[t] *= kscale;
   }
+  return MS_OK;
 }
 
 /* out = A p; p is zero on fixed vertices and so is out */
-static void apply(const ms_model *m, const ms_implicit *w, const double *p, double *out) {
+static void apply(const ms_model *m, const ms_data *d, const ms_implicit *w, const double *p,
+                  double *out) {
   for (int i = 0; i < m->nv; i++) {
     const double *v = w->vb + 9 * i, *pi = p + 3 * i;
     for (int t = 0; t < 3; t++)
@@ -114,17 +130,19 @@ static void apply(const ms_model *m, const ms_implicit *w, const double *p, doub
       if (!m->fixed[j]) out[3 * j + r] -= t;
     }
   }
+  ms_self_couple(m, d, w->kscale, p, out);
 }
 
-/* A as the iterative solves apply it (ms_linear) */
+/* A as the iterative solves apply it, and its factor as a preconditioner (ms_linear) */
 typedef struct {
   const ms_model *m;
-  const ms_implicit *w;
+  ms_data *d;
+  ms_implicit *w;
 } operator_ctx;
 
-static void apply_operator(const void *ctx, const double *p, double *out) {
+static void apply_operator(void *ctx, const double *p, double *out) {
   const operator_ctx *a = ctx;
-  apply(a->m, a->w, p, out);
+  apply(a->m, a->d, a->w, p, out);
 }
 
 /* ---------------------------------------------------------------- direct solves */
@@ -143,7 +161,8 @@ static ms_status fill_chol(const ms_model *m, ms_implicit *w) {
   return MS_OK;
 }
 
-/* z = A^-1 b through the factor; b and z are (nv,3), z is zero on fixed vertices */
+/* z = F^-1 b through the factor F of A less the pairs' off-diagonal blocks; b and z are
+ * (nv,3), z is zero on fixed vertices */
 static ms_status chol_solve(const ms_model *m, ms_implicit *w, const double *b, double *z) {
   for (int i = 0; i < m->nv; i++)
     if (m->dof[i] >= 0) memcpy(w->rhs + 3 * m->dof[i], b + 3 * i, 3 * sizeof(double));
@@ -152,6 +171,35 @@ static ms_status chol_solve(const ms_model *m, ms_implicit *w, const double *b, 
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) z[3 * i + t] = m->dof[i] >= 0 ? w->rhs[3 * m->dof[i] + t] : 0.0;
   return MS_OK;
+}
+
+static ms_status factor_operator(void *ctx, const double *r, double *z) {
+  operator_ctx *a = ctx;
+  return chol_solve(a->m, a->w, r, z);
+}
+
+/* z = A^-1 b: through the factor, which is A where no self-contact pair couples vertices;
+ * else by conjugate gradients on A preconditioned by the factor, which differs from A in the
+ * pairs' off-diagonal blocks alone. A few pairs take a few iterations to rounding (13 for a
+ * pair pushing two free bodies apart). Many pressing pairs take more: the factor holds a
+ * pair's common translation as stiff as the barrier, where A holds it as stiff as the masses
+ * (the preconditioned spectrum spreads by about k h^2 / m); at the cap each iterate still
+ * lowers Newton's quadratic model at least as far as the factor's own step, best scaled (the
+ * first iterate) */
+static ms_status direct_solve(const ms_model *m, ms_data *d, ms_implicit *w, const double *b,
+                              double *z) {
+  if (!ms_self_coupled(m, d)) return chol_solve(m, w, b, z);
+  operator_ctx op = {m, d, w};
+  ms_linear a = {.nv = m->nv,
+                 .apply = apply_operator,
+                 .solve = factor_operator,
+                 .ctx = &op,
+                 .r = w->r,
+                 .p = w->s,
+                 .q = w->q,
+                 .quiet = 1};
+  ms_info count;
+  return ms_linear_iterate(&a, d, 1, MS_COUPLED_ITERATIONS, MS_COUPLED_TOL, b, z, &count);
 }
 
 /* assemble (timed), factorise (timed); info->vertex and info->axis say where A is not
@@ -168,15 +216,16 @@ static ms_status factor(const ms_model *m, ms_implicit *w, ms_info *info) {
 
 /* the blocks of Newton's matrix of g at x, M/h^2 + H(x), the spring and contact Hessian H
  * treated by spd (MS_SPD_NONE: exact, a sphere's lateral curvature included), into w */
-static void newton_blocks(const ms_model *m, const ms_data *d, ms_implicit *w, const double *x,
-                          double h, ms_spd spd) {
+static ms_status newton_blocks(const ms_model *m, const ms_data *d, ms_implicit *w, const double *x,
+                               double h, ms_spd spd) {
   ms_opt o = {.spd = spd};
-  build_system(m, d, x, x, w, &o, 1.0 / (h * h), 1.0);
+  ms_status st = build_system(m, d, x, x, w, &o, 1.0 / (h * h), 1.0);
   for (int i = 0; i < m->nv && spd == MS_SPD_NONE && m->nsphere > 0; i++) {
     double blk[9];
     ms_contact_curvature(m, x, i, blk);
     for (int t = 0; t < 9; t++) w->vb[9 * i + t] += blk[t];
   }
+  return st;
 }
 
 /* the adjoint's solves with Newton's matrix of g over the free vertices, through the factor
@@ -190,16 +239,16 @@ ms_status ms_newton_factor(const ms_model *m, ms_data *d, const double *x, doubl
   ms_implicit *w;
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
-  newton_blocks(m, d, w, x, h, spd);
+  if ((st = newton_blocks(m, d, w, x, h, spd)) != MS_OK) return st;
   return factor(m, w, info);
 }
 
-void ms_newton_blocks(const ms_model *m, ms_data *d, const double *x, double h, ms_spd spd) {
-  newton_blocks(m, d, d->implicit, x, h, spd);
+ms_status ms_newton_blocks(const ms_model *m, ms_data *d, const double *x, double h, ms_spd spd) {
+  return newton_blocks(m, d, d->implicit, x, h, spd);
 }
 
 void ms_newton_product(const ms_model *m, const ms_data *d, const double *p, double *out) {
-  apply(m, d->implicit, p, out);
+  apply(m, d, d->implicit, p, out);
 }
 
 ms_status ms_newton_apply(const ms_model *m, ms_data *d, const double *b, double *z) {
@@ -238,12 +287,12 @@ static ms_status newton_iteration(void *ctx, int it, double *res, double *obj) {
   ms_implicit *w = c->w;
   int n3 = 3 * m->nv;
   double *x = d->xn;
-  build_system(m, d, x, x, w, c->o, 1.0 / (c->h * c->h), 1.0);
-  ms_status st = factor(m, w, c->info);
+  ms_status st = build_system(m, d, x, x, w, c->o, 1.0 / (c->h * c->h), 1.0);
+  if (st == MS_OK) st = factor(m, w, c->info);
   if (st != MS_OK) return st;
   double t0 = ms_clock();
   for (int k = 0; k < n3; k++) d->f[k] = -d->g[k];
-  st = chol_solve(m, w, d->f, w->p);
+  st = direct_solve(m, d, w, d->f, w->p);
   c->info->solve += ms_clock() - t0;
   if (st != MS_OK) return st;
 
@@ -347,11 +396,11 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
   int n3 = 3 * m->nv;
   double t0 = ms_clock();
   ms_scheme_begin(m, d, MS_IMPLICIT_EULER, h, MS_START_SETTLED);
-  build_system(m, d, d->x, d->xn, w, o, 1.0, h * h);
+  if ((st = build_system(m, d, d->x, d->xn, w, o, 1.0, h * h)) != MS_OK) return st;
 
   // b = h f - h^2 H v = h f - (A - M) v, zero on fixed vertices
   ms_total_forces(m, d, d->x, d->f);
-  apply(m, w, d->vn, w->q);
+  apply(m, d, w, d->vn, w->q);
   for (int i = 0; i < m->nv; i++)
     for (int t = 0; t < 3; t++) {
       int k = 3 * i + t;
@@ -364,17 +413,17 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
     info->assemble += ms_clock() - t0;
     st = factor(m, w, info);
     double t1 = ms_clock();
-    if (st == MS_OK) st = chol_solve(m, w, b, dv);
+    if (st == MS_OK) st = direct_solve(m, d, w, b, dv);
     info->solve += ms_clock() - t1;
     if (st != MS_OK) return st;
-    apply(m, w, dv, w->r);
+    apply(m, d, w, dv, w->r);
     for (int k = 0; k < n3; k++) w->r[k] = b[k] - w->r[k];
     double bnorm = sqrt(ms_dot(n3, b, b));
     ms_hist(d, 0, bnorm > 0 ? 1.0 : 0.0, 0.0);
     ms_linear_record(d, n3, 1, b, dv, w->r, bnorm);
     info->iters = 1, info->nhist = 2, info->converged = 1;
   } else {
-    operator_ctx op = {m, w};
+    operator_ctx op = {m, d, w};
     ms_linear a = {.nv = m->nv,
                    .apply = apply_operator,
                    .ctx = &op,

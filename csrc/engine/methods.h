@@ -26,7 +26,7 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
 void ms_implicit_free(void *w);
 ms_status ms_newton_factor(const ms_model *m, ms_data *d, const double *x, double h, ms_spd spd,
                            ms_info *info);
-void ms_newton_blocks(const ms_model *m, ms_data *d, const double *x, double h, ms_spd spd);
+ms_status ms_newton_blocks(const ms_model *m, ms_data *d, const double *x, double h, ms_spd spd);
 void ms_newton_product(const ms_model *m, const ms_data *d, const double *p, double *out);
 ms_status ms_newton_apply(const ms_model *m, ms_data *d, const double *b, double *z);
 /* fms.c: fast mass-spring (Liu 2013) with Chebyshev or Anderson acceleration, as the fms method

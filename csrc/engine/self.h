@@ -71,6 +71,9 @@ struct ms_self_ws {
   ms_buf pvert;         /* (npvert) int bounds.c: the vertices of the pairs, each once */
   ms_buf pmark;         /* (nv) unsigned char: and a mark on each of them while listing */
   int npvert;           /* how many vertices pvert lists */
+  ms_buf chess;         /* (ncouple,144) double: ms_self_blocks's pair Hessians, as assembled */
+  ms_buf cvert;         /* (ncouple,4) int: and each one's vertices */
+  int ncouple;          /* how many pairs the last ms_self_blocks coupled */
   int slack_ok;         /* slack and pvert hold for the pairs there are */
   double t_broad, t_narrow, t_bounds; /* seconds this step in the phases of ms_info */
   int active;                         /* the pairs belong to the step under way */
@@ -97,7 +100,12 @@ double ms_self_forces(const ms_model *m, const ms_data *d, const double *x, doub
                       double scale);
 double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, const double *p, int i,
                       double *f, double *H);
-void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd spd, double *blk);
+ms_status ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd spd,
+                         double *blk);
+/* 1 when the last ms_self_blocks coupled vertices (some pair's off-diagonal blocks are not 0) */
+int ms_self_coupled(const ms_model *m, const ms_data *d);
+void ms_self_couple(const ms_model *m, const ms_data *d, double scale, const double *p,
+                    double *out);
 void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance);
 /* each vertex's bound on its energy pairs' curvature [N/m]: their barrier's and stick's at x,
  * or their barrier's at x1 where larger */

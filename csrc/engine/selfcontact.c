@@ -35,6 +35,7 @@ void ms_self_free(void *ws) {
       free(w->only);
   free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept), free(w->stiff);
   free(w->hdist.p), free(w->hring.p), free(w->slack.p), free(w->pvert.p), free(w->pmark.p);
+  free(w->chess.p), free(w->cvert.p);
   free(w->edge_at);
   free(w);
 }
@@ -518,27 +519,74 @@ double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, cons
   return e;
 }
 
-/* blk (nv,9): each vertex's diagonal block of the self-contact Hessian at x, every pair's
- * 12x12 Hessian made positive semidefinite first (eigenvalue clamp under 'project', else the
- * Gauss-Newton form), so the blocks are too (Newton and the linearised step keep their
- * matrices' sparsity: the pairs' off-diagonal blocks are left out) */
-void ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd spd, double *blk) {
-  memset(blk, 0, sizeof(double) * 9 * m->nv);
-  if (!ms_self_active(m, d)) return;
+/* pair p's 12x12 Hessian at x into hs, made positive semidefinite (eigenvalue clamp under
+ * 'project', else the Gauss-Newton form), plus its lagged friction's secant stiffness
+ * c_a c_b per (I - n n^T) between slots a and b; 0 when the pair feels neither */
+static int pair_hessian(const ms_model *m, const ms_data *d, const double *x, int p, ms_spd spd,
+                        double hs[144]) {
   const ms_self_ws *w = d->sc;
-  double q[12], hs[144], u[3], per;
+  const ms_sc_pair *pr = w->pair + p;
+  double q[12], u[3], per;
+  ms_self_gather(pr, x, q);
+  int touching = ms_pair_energy(m, pr->kind, q, spd, NULL, hs) != 0.0;
+  if (!touching) memset(hs, 0, 144 * sizeof(double));
+  ms_self_friction_pair(m, d, x, p, -1, NULL, u, &per);
+  for (int a = 0; a < 4 && per > 0; a++)
+    for (int b = 0; b < 4; b++) {
+      double blk[9] = {0};
+      friction_block(w->fric[p].n, w->fric[p].c[a] * w->fric[p].c[b] * per, blk);
+      for (int r = 0; r < 9; r++) hs[12 * (3 * a + r / 3) + 3 * b + r % 3] += blk[r];
+    }
+  return touching || per > 0;
+}
+
+/* blk (nv,9): each vertex's diagonal block of the self-contact Hessian at x (pair_hessian, so
+ * the blocks are positive semidefinite too); the pairs' whole Hessians are kept for
+ * ms_self_couple, which gives the products with their off-diagonal blocks (Newton and the
+ * linearised step keep the springs' sparsity in their factor). MS_ENOMEM leaves none kept */
+ms_status ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd spd,
+                         double *blk) {
+  memset(blk, 0, sizeof(double) * 9 * m->nv);
+  if (!ms_self_active(m, d)) return MS_OK;
+  ms_self_ws *w = d->sc;
   ms_spd kept = spd == MS_SPD_PROJECT ? MS_SPD_PROJECT : MS_SPD_CLAMP;
+  size_t pairs = w->npair - w->nring;
+  w->ncouple = 0;
+  if (ms_grow(&w->chess, 144 * pairs, sizeof(double), 0) ||
+      ms_grow(&w->cvert, 4 * pairs, sizeof(int), 0))
+    return MS_ENOMEM;
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
-    if (pr->ring) continue;
-    ms_self_gather(pr, x, q);
-    int touching = ms_pair_energy(m, pr->kind, q, kept, NULL, hs) != 0.0;
-    ms_self_friction_pair(m, d, x, p, -1, NULL, u, &per);
+    double *hs = (double *)w->chess.p + 144 * (size_t)w->ncouple;
+    if (pr->ring || !pair_hessian(m, d, x, p, kept, hs)) continue;
     for (int k = 0; k < 4; k++) {
       double *b = blk + 9 * pr->v[k];
-      for (int r = 0; r < 9 && touching; r++) b[r] += hs[12 * (3 * k + r / 3) + 3 * k + r % 3];
-      if (per > 0) friction_block(w->fric[p].n, w->fric[p].c[k] * w->fric[p].c[k] * per, b);
+      for (int r = 0; r < 9; r++) b[r] += hs[12 * (3 * k + r / 3) + 3 * k + r % 3];
     }
+    memcpy((int *)w->cvert.p + 4 * w->ncouple++, pr->v, 4 * sizeof(int));
+  }
+  return MS_OK;
+}
+
+int ms_self_coupled(const ms_model *m, const ms_data *d) {
+  return ms_self_active(m, d) && d->sc->ncouple > 0;
+}
+
+/* out += scale times the product of p (nv,3) with the off-diagonal blocks of the pairs'
+ * Hessians ms_self_blocks kept, rows of fixed vertices left as they are */
+void ms_self_couple(const ms_model *m, const ms_data *d, double scale, const double *p,
+                    double *out) {
+  if (!ms_self_coupled(m, d)) return;
+  const ms_self_ws *w = d->sc;
+  for (int c = 0; c < w->ncouple; c++) {
+    const double *hs = (const double *)w->chess.p + 144 * (size_t)c;
+    const int *v = (const int *)w->cvert.p + 4 * c;
+    for (int a = 0; a < 4; a++)
+      for (int b = 0; b < 4 && !m->fixed[v[a]]; b++)
+        for (int r = 0; r < 3 && b != a; r++) {
+          const double *row = hs + 12 * (3 * a + r) + 3 * b, *pb = p + 3 * v[b];
+          out[3 * v[a] + r] += scale * (row[0] * pb[0] + row[1] * pb[1] + row[2] * pb[2]);
+        }
   }
 }
 

@@ -1,10 +1,11 @@
 /* chol.c: the SuiteSparse CHOLMOD layer shared by the implicit solvers.
  *
  * A spring matrix has one b x b block per free vertex (diagonal) and per spring joining two
- * free vertices (off-diagonal); fixed vertices are eliminated. The pattern is built and
- * analysed once per fixed set (ms_chol_springs); each solve then zeroes the values, adds
- * vertex and spring blocks, factorises numerically and solves. Only the upper triangle is
- * stored (stype = 1).
+ * free vertices (off-diagonal), and per link: a pair of vertices that something else couples
+ * (self-contact's pairs); fixed vertices are eliminated. The pattern is built and analysed once
+ * per fixed set and set of links (ms_chol_springs); each solve then zeroes the values, adds
+ * vertex, spring and link blocks, factorises numerically and solves. Only the upper triangle
+ * is stored (stype = 1).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -174,8 +175,23 @@ static int cmp_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* block columns: for free vertex J the sorted distinct free neighbours I < J, then J */
-static ms_status block_pattern(ms_chol *ch, const ms_model *m) {
+/* the position in brow of block (lo, col), lo <= col, or -1 where the pattern has none */
+static int block_at(const ms_chol *ch, int lo, int col) {
+  const int *hit = bsearch(&lo, ch->brow + ch->bptr[col], ch->bptr[col + 1] - ch->bptr[col],
+                           sizeof(int), cmp_int);
+  return hit ? (int)(hit - ch->brow) : -1;
+}
+
+/* the block column and row (lo <= col) of the coupling of vertices u and v; 0 when one is fixed */
+static int block_of(const ms_model *m, int u, int v, int *lo, int *col) {
+  int I = m->dof[u], J = m->dof[v];
+  *lo = I < J ? I : J, *col = I > J ? I : J;
+  return I >= 0 && J >= 0;
+}
+
+/* block columns: for free vertex J the sorted distinct free neighbours I < J, across springs
+ * and the nlink links (vertex pairs), then J */
+static ms_status block_pattern(ms_chol *ch, const ms_model *m, const int *link, int nlink) {
   int nb = m->nfree;
   ch->bptr = ms_alloc((size_t)nb + 1, sizeof(int));
   ch->spos = ms_alloc(m->ns, sizeof(int));
@@ -185,9 +201,10 @@ static ms_status block_pattern(ms_chol *ch, const ms_model *m) {
     if (m->dof[v] >= 0) ch->vert[m->dof[v]] = v;
 
   // count candidate blocks per column (duplicates included), then fill and sort
-  for (int s = 0; s < m->ns; s++) {
-    int I = m->dof[m->edge[2 * s]], J = m->dof[m->edge[2 * s + 1]];
-    if (I >= 0 && J >= 0) ch->bptr[(I > J ? I : J) + 1]++;
+  int lo, col;
+  for (int k = 0; k < m->ns + nlink; k++) {
+    const int *e = k < m->ns ? m->edge + 2 * k : link + 2 * (k - m->ns);
+    if (block_of(m, e[0], e[1], &lo, &col) && lo < col) ch->bptr[col + 1]++;
   }
   for (int J = 0; J < nb; J++) ch->bptr[J + 1] += ch->bptr[J] + 1;
   ch->brow = ms_alloc(ch->bptr[nb], sizeof(int));
@@ -197,9 +214,9 @@ static ms_status block_pattern(ms_chol *ch, const ms_model *m) {
     return MS_ENOMEM;
   }
   memcpy(fill, ch->bptr, sizeof(int) * nb);
-  for (int s = 0; s < m->ns; s++) {
-    int I = m->dof[m->edge[2 * s]], J = m->dof[m->edge[2 * s + 1]];
-    if (I >= 0 && J >= 0) ch->brow[fill[I > J ? I : J]++] = I < J ? I : J;
+  for (int k = 0; k < m->ns + nlink; k++) {
+    const int *e = k < m->ns ? m->edge + 2 * k : link + 2 * (k - m->ns);
+    if (block_of(m, e[0], e[1], &lo, &col) && lo < col) ch->brow[fill[col]++] = lo;
   }
   for (int J = 0; J < nb; J++) ch->brow[fill[J]] = J;
   free(fill);
@@ -216,15 +233,10 @@ static ms_status block_pattern(ms_chol *ch, const ms_model *m) {
   ch->bptr[nb] = out;
 
   // each spring's position in its column
-  for (int s = 0; s < m->ns; s++) {
-    int I = m->dof[m->edge[2 * s]], J = m->dof[m->edge[2 * s + 1]];
-    ch->spos[s] = -1;
-    if (I < 0 || J < 0) continue;
-    int lo = I < J ? I : J, col = I > J ? I : J;
-    int *hit = bsearch(&lo, ch->brow + ch->bptr[col], ch->bptr[col + 1] - ch->bptr[col],
-                       sizeof(int), cmp_int);
-    ch->spos[s] = (int)(hit - ch->brow - ch->bptr[col]);
-  }
+  for (int s = 0; s < m->ns; s++)
+    ch->spos[s] = block_of(m, m->edge[2 * s], m->edge[2 * s + 1], &lo, &col)
+                      ? block_at(ch, lo, col) - ch->bptr[col]
+                      : -1;
   return MS_OK;
 }
 
@@ -316,9 +328,10 @@ static ms_status analyse(ms_chol *ch, int refactorised) {
   return st;
 }
 
-/* build and analyse the pattern of model m with b x b blocks; many_solves: the factor will
- * serve many solves per factorisation */
-ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solves) {
+/* build and analyse the pattern of model m with b x b blocks and the nlink links (vertex
+ * pairs, (nlink,2)); many_solves: the factor will serve many solves per factorisation */
+ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solves, const int *link,
+                          int nlink) {
   ms_chol *ch = ms_alloc(1, sizeof(ms_chol));
   if (!ch) return MS_ENOMEM;
   cholmod_start(&ch->c);
@@ -342,7 +355,7 @@ ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solv
   ch->b = b;
   ch->nb = m->nfree;
   ch->rev_fixed = m->rev_fixed;
-  ms_status st = block_pattern(ch, m);
+  ms_status st = block_pattern(ch, m, link, nlink);
   if (st == MS_OK) st = scalar_pattern(ch);
   if (st == MS_OK) st = analyse(ch, !many_solves);
   if (st != MS_OK) {
@@ -356,6 +369,14 @@ ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solv
 /* 1 when the pattern still matches the model's fixed set */
 int ms_chol_current(const ms_chol *ch, const ms_model *m) {
   return ch && ch->rev_fixed == m->rev_fixed;
+}
+
+/* 1 when the pattern holds a block for each of the nlink links */
+int ms_chol_holds(const ms_chol *ch, const ms_model *m, const int *link, int nlink) {
+  int lo, col;
+  for (int k = 0; k < nlink; k++)
+    if (block_of(m, link[2 * k], link[2 * k + 1], &lo, &col) && block_at(ch, lo, col) < 0) return 0;
+  return 1;
 }
 
 /* free unknowns: b * free vertices */
@@ -391,6 +412,16 @@ void ms_chol_add_spring(ms_chol *ch, const ms_model *m, int s, const double *blk
     int lo = I < J ? I : J, col = I > J ? I : J;
     add_block(ch, lo, col, ch->bptr[col] + ch->spos[s], -1.0, blk);
   }
+}
+
+/* A(u, v) += blk and A(v, u) += blk^T for a link of the pattern (u != v; blk row-major, rows
+ * of u, columns of v) */
+void ms_chol_add_link(ms_chol *ch, const ms_model *m, int u, int v, const double *blk) {
+  int lo, col, b = ch->b;
+  if (!block_of(m, u, v, &lo, &col)) return;
+  double t[9]; /* blk^T, the block with v's rows (b <= 3) */
+  for (int r = 0; r < b * b; r++) t[r] = blk[(r % b) * b + r / b];
+  add_block(ch, lo, col, block_at(ch, lo, col), 1.0, m->dof[u] == lo ? blk : t);
 }
 
 /* column j of the matrix as b * vertex + component, the numbering of all vertices */

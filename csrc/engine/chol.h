@@ -4,12 +4,16 @@
 
 #include "msim.h"
 
-/* chol.c: sparse Cholesky of spring matrices over free vertices (fixed ones eliminated);
- * analyse once per fixed set, then zero / add blocks / factor / solve as often as needed */
+/* chol.c: sparse Cholesky of spring matrices over free vertices (fixed ones eliminated), with
+ * blocks for links (vertex pairs) beyond the springs; analyse once per fixed set and set of
+ * links, then zero / add blocks / factor / solve as often as needed */
 typedef struct ms_chol ms_chol;
-ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solves);
+ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solves, const int *link,
+                          int nlink);
 void ms_chol_free(ms_chol *ch);
 int ms_chol_current(const ms_chol *ch, const ms_model *m);
+int ms_chol_holds(const ms_chol *ch, const ms_model *m, const int *link, int nlink);
+void ms_chol_add_link(ms_chol *ch, const ms_model *m, int u, int v, const double *blk);
 int ms_chol_size(const ms_chol *ch);
 void ms_chol_zero(ms_chol *ch);
 void ms_chol_add_vertex(ms_chol *ch, const ms_model *m, int v, const double *blk);

@@ -169,7 +169,7 @@ static ms_status factor(fms_ctx *c, ms_info *info) {
   if (!pattern) {
     ms_chol_free(w->ch);
     w->ch = NULL;
-    ms_status st = ms_chol_springs(&w->ch, &c->unk, 1, 1);
+    ms_status st = ms_chol_springs(&w->ch, &c->unk, 1, 1, NULL, 0);
     if (st != MS_OK) return st;
   }
   return refactor(c, info);

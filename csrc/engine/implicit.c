@@ -20,20 +20,14 @@
 
 #include "engine.h"
 
-/* a direct solve where self-contact's pairs couple vertices: conjugate gradients on A,
- * preconditioned by the factor, to this relative residual, or this many iterations (each a
- * solve with the factor; layers resting on each other reach the cap) */
-#define MS_COUPLED_TOL 1e-10
-#define MS_COUPLED_ITERATIONS 100
-
 struct ms_implicit {
   ms_chol *ch;       /* 3x3-block factor, built when a direct solve first needs it */
   double *vb;        /* (nv,9) vertex blocks V_i of A, row-major [kg/s^2 or kg] */
   double *blk;       /* (ns,9) spring blocks S_s, row-major */
   double *dinv;      /* (nv,9) inverse diagonal blocks of A (jacobi, cg) */
   double *r, *p, *q; /* (nv,3) solver vectors */
-  double *s;         /* (nv,3) a direct solve's preconditioned residual (coupled_solve) */
   double kscale;     /* the scale of the stiffness in A (build_system) */
+  ms_buf link;       /* (nlink,2) int: the vertex pairs self-contact's pairs couple (fill_chol) */
   double *rhs;       /* (3 nv) right-hand side over free vertices for CHOLMOD */
   double *x1;        /* (nv,3) line-search trial point */
 };
@@ -42,13 +36,13 @@ void ms_implicit_free(void *ws) {
   ms_implicit *w = ws;
   if (!w) return;
   ms_chol_free(w->ch);
+  free(w->link.p);
   free(w->vb);
   free(w->blk);
   free(w->dinv);
   free(w->r);
   free(w->p);
   free(w->q);
-  free(w->s);
   free(w->rhs);
   free(w->x1);
   free(w);
@@ -65,10 +59,9 @@ static ms_implicit *workspace_new(const ms_model *m) {
   w->r = ms_alloc(3 * n, sizeof(double));
   w->p = ms_alloc(3 * n, sizeof(double));
   w->q = ms_alloc(3 * n, sizeof(double));
-  w->s = ms_alloc(3 * n, sizeof(double));
   w->rhs = ms_alloc(3 * n, sizeof(double));
   w->x1 = ms_alloc(3 * n, sizeof(double));
-  if (!w->vb || !w->blk || !w->dinv || !w->r || !w->p || !w->q || !w->s || !w->rhs || !w->x1) {
+  if (!w->vb || !w->blk || !w->dinv || !w->r || !w->p || !w->q || !w->rhs || !w->x1) {
     ms_implicit_free(w);
     return NULL;
   }
@@ -86,7 +79,8 @@ static ms_status workspace(const ms_model *m, ms_data *d, ms_implicit **out) {
 /* V_i = (mscale m_i + kscale shift) I + kscale (C_i + F_i) and S_s = kscale H_s(x) with the
  * spd treatment; F_i the secant stiffness of the step's friction at xf (friction.c; zero where
  * d->fr is not active); C_i holds the diagonal blocks of self-contact's pairs, whose
- * off-diagonal blocks A takes from ms_self_couple (kscale times them) */
+ * off-diagonal blocks (kscale times them) the factor takes from ms_self_hessians (fill_chol)
+ * and products with A from ms_self_couple */
 static ms_status build_system(const ms_model *m, const ms_data *d, const double *x,
                               const double *xf, ms_implicit *w, const ms_opt *o, double mscale,
                               double kscale) {
@@ -133,36 +127,61 @@ static void apply(const ms_model *m, const ms_data *d, const ms_implicit *w, con
   ms_self_couple(m, d, w->kscale, p, out);
 }
 
-/* A as the iterative solves apply it, and its factor as a preconditioner (ms_linear) */
+/* A as the iterative solves apply it (ms_linear) */
 typedef struct {
   const ms_model *m;
-  ms_data *d;
-  ms_implicit *w;
+  const ms_data *d;
+  const ms_implicit *w;
 } operator_ctx;
 
-static void apply_operator(void *ctx, const double *p, double *out) {
+static void apply_operator(const void *ctx, const double *p, double *out) {
   const operator_ctx *a = ctx;
   apply(a->m, a->d, a->w, p, out);
 }
 
 /* ---------------------------------------------------------------- direct solves */
 
-/* copy A into CHOLMOD (pattern built on first use and when the fixed set changed) */
-static ms_status fill_chol(const ms_model *m, ms_implicit *w) {
-  if (!ms_chol_current(w->ch, m)) {
+/* w->link: the six vertex pairs of each of the npair pairs whose Hessians ms_self_hessians
+ * kept (vertices vert); their count, or -1 when out of memory */
+static int pair_links(ms_implicit *w, const int *vert, int npair) {
+  if (ms_grow(&w->link, 12 * (size_t)npair, sizeof(int), 0)) return -1;
+  int *link = w->link.p, k = 0;
+  for (int c = 0; c < npair; c++)
+    for (int a = 0; a < 4; a++)
+      for (int b = a + 1; b < 4; b++) link[k++] = vert[4 * c + a], link[k++] = vert[4 * c + b];
+  return k / 2;
+}
+
+/* copy A into CHOLMOD: the vertex and spring blocks, and the off-diagonal blocks of the
+ * self-contact pairs' Hessians (their diagonal ones are in the vertex blocks). The pattern is
+ * built on first use and again when the fixed set changed or a pair couples two vertices it
+ * holds no block for (analysed once per such change, refactorised every iteration) */
+static ms_status fill_chol(const ms_model *m, const ms_data *d, ms_implicit *w) {
+  const double *hess;
+  const int *vert;
+  int npair = ms_self_hessians(m, d, &hess, &vert), nlink = pair_links(w, vert, npair);
+  if (nlink < 0) return MS_ENOMEM;
+  if (!ms_chol_current(w->ch, m) || !ms_chol_holds(w->ch, m, w->link.p, nlink)) {
     ms_chol_free(w->ch);
     w->ch = NULL;
-    ms_status st = ms_chol_springs(&w->ch, m, 3, 0);
+    ms_status st = ms_chol_springs(&w->ch, m, 3, 0, w->link.p, nlink);
     if (st != MS_OK) return st;
   }
   ms_chol_zero(w->ch);
   for (int i = 0; i < m->nv; i++) ms_chol_add_vertex(w->ch, m, i, w->vb + 9 * i);
   for (int s = 0; s < m->ns; s++) ms_chol_add_spring(w->ch, m, s, w->blk + 9 * s);
+  for (int c = 0; c < npair; c++)
+    for (int a = 0; a < 4; a++)
+      for (int b = a + 1; b < 4; b++) {
+        double blk[9];
+        for (int r = 0; r < 9; r++)
+          blk[r] = w->kscale * hess[144 * (size_t)c + 12 * (3 * a + r / 3) + 3 * b + r % 3];
+        ms_chol_add_link(w->ch, m, vert[4 * c + a], vert[4 * c + b], blk);
+      }
   return MS_OK;
 }
 
-/* z = F^-1 b through the factor F of A less the pairs' off-diagonal blocks; b and z are
- * (nv,3), z is zero on fixed vertices */
+/* z = A^-1 b through the factor; b and z are (nv,3), z is zero on fixed vertices */
 static ms_status chol_solve(const ms_model *m, ms_implicit *w, const double *b, double *z) {
   for (int i = 0; i < m->nv; i++)
     if (m->dof[i] >= 0) memcpy(w->rhs + 3 * m->dof[i], b + 3 * i, 3 * sizeof(double));
@@ -173,40 +192,11 @@ static ms_status chol_solve(const ms_model *m, ms_implicit *w, const double *b, 
   return MS_OK;
 }
 
-static ms_status factor_operator(void *ctx, const double *r, double *z) {
-  operator_ctx *a = ctx;
-  return chol_solve(a->m, a->w, r, z);
-}
-
-/* z = A^-1 b: through the factor, which is A where no self-contact pair couples vertices;
- * else by conjugate gradients on A preconditioned by the factor, which differs from A in the
- * pairs' off-diagonal blocks alone. A few pairs take a few iterations to rounding (13 for a
- * pair pushing two free bodies apart). Many pressing pairs take more: the factor holds a
- * pair's common translation as stiff as the barrier, where A holds it as stiff as the masses
- * (the preconditioned spectrum spreads by about k h^2 / m); at the cap each iterate still
- * lowers Newton's quadratic model at least as far as the factor's own step, best scaled (the
- * first iterate) */
-static ms_status direct_solve(const ms_model *m, ms_data *d, ms_implicit *w, const double *b,
-                              double *z) {
-  if (!ms_self_coupled(m, d)) return chol_solve(m, w, b, z);
-  operator_ctx op = {m, d, w};
-  ms_linear a = {.nv = m->nv,
-                 .apply = apply_operator,
-                 .solve = factor_operator,
-                 .ctx = &op,
-                 .r = w->r,
-                 .p = w->s,
-                 .q = w->q,
-                 .quiet = 1};
-  ms_info count;
-  return ms_linear_iterate(&a, d, 1, MS_COUPLED_ITERATIONS, MS_COUPLED_TOL, b, z, &count);
-}
-
 /* assemble (timed), factorise (timed); info->vertex and info->axis say where A is not
  * positive definite or holds a non-finite value */
-static ms_status factor(const ms_model *m, ms_implicit *w, ms_info *info) {
+static ms_status factor(const ms_model *m, const ms_data *d, ms_implicit *w, ms_info *info) {
   double t0 = ms_clock();
-  ms_status st = fill_chol(m, w);
+  ms_status st = fill_chol(m, d, w);
   double t1 = ms_clock();
   if (st == MS_OK) st = ms_chol_factor(w->ch, &info->vertex, &info->axis);
   info->assemble += t1 - t0;
@@ -240,7 +230,7 @@ ms_status ms_newton_factor(const ms_model *m, ms_data *d, const double *x, doubl
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
   if ((st = newton_blocks(m, d, w, x, h, spd)) != MS_OK) return st;
-  return factor(m, w, info);
+  return factor(m, d, w, info);
 }
 
 ms_status ms_newton_blocks(const ms_model *m, ms_data *d, const double *x, double h, ms_spd spd) {
@@ -288,11 +278,11 @@ static ms_status newton_iteration(void *ctx, int it, double *res, double *obj) {
   int n3 = 3 * m->nv;
   double *x = d->xn;
   ms_status st = build_system(m, d, x, x, w, c->o, 1.0 / (c->h * c->h), 1.0);
-  if (st == MS_OK) st = factor(m, w, c->info);
+  if (st == MS_OK) st = factor(m, d, w, c->info);
   if (st != MS_OK) return st;
   double t0 = ms_clock();
   for (int k = 0; k < n3; k++) d->f[k] = -d->g[k];
-  st = direct_solve(m, d, w, d->f, w->p);
+  st = chol_solve(m, w, d->f, w->p);
   c->info->solve += ms_clock() - t0;
   if (st != MS_OK) return st;
 
@@ -411,9 +401,9 @@ ms_status ms_linearized_implicit(const ms_model *m, ms_data *d, double h, const 
   // solve into dv
   if (o->solver == MS_SOLVE_DIRECT) {
     info->assemble += ms_clock() - t0;
-    st = factor(m, w, info);
+    st = factor(m, d, w, info);
     double t1 = ms_clock();
-    if (st == MS_OK) st = direct_solve(m, d, w, b, dv);
+    if (st == MS_OK) st = chol_solve(m, w, b, dv);
     info->solve += ms_clock() - t1;
     if (st != MS_OK) return st;
     apply(m, d, w, dv, w->r);

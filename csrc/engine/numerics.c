@@ -164,15 +164,13 @@ ms_status ms_descend(ms_data *d, int cap, const ms_opt *o, double res, double ob
 
 /* ---------------------------------------------------------------- linear systems */
 
-/* z = P^-1 r: by a->solve, or by the inverse diagonal blocks D^-1 */
-static ms_status precondition(const ms_linear *a, const double *r, double *z) {
-  if (a->solve) return a->solve(a->ctx, r, z);
+/* z = D^-1 r blockwise */
+static void precondition(const ms_linear *a, const double *r, double *z) {
   for (int i = 0; i < a->nv; i++) {
     const double *D = a->dinv + 9 * i, *ri = r + 3 * i;
     for (int t = 0; t < 3; t++)
       z[3 * i + t] = D[3 * t] * ri[0] + D[3 * t + 1] * ri[1] + D[3 * t + 2] * ri[2];
   }
-  return MS_OK;
 }
 
 /* history entry i: relative residual |r| / |b| (0 when b = 0), returned, and the quadratic
@@ -193,12 +191,12 @@ ms_status ms_linear_iterate(const ms_linear *a, ms_data *d, int cg, int cap, dou
   double bnorm = sqrt(ms_dot(n3, b, b)), *r = a->r, *p = a->p, *q = a->q;
   memset(z, 0, sizeof(double) * n3);
   memcpy(r, b, sizeof(double) * n3);
-  ms_status st = precondition(a, r, p);
+  precondition(a, r, p);
   double rz = ms_dot(n3, r, p), rel = bnorm > 0 ? 1.0 : 0.0;
-  if (!a->quiet) ms_hist(d, 0, rel, 0.0);
+  ms_hist(d, 0, rel, 0.0);
   // an exact solution (r = 0, rel = 0) ends the iterations whatever tol: CG's next direction
   // would be zero, its curvature p.A p too, which is not an indefinite A
-  while (st == MS_OK && it < cap && !(tol > 0 && rel <= tol) && rel > 0 && isfinite(rel)) {
+  while (it < cap && !(tol > 0 && rel <= tol) && rel > 0 && isfinite(rel)) {
     if (ms_interrupted(d)) return MS_EINTERRUPT;
     if (cg) {
       // conjugate gradient step along p; p.A p <= 0 proves A indefinite
@@ -209,14 +207,14 @@ ms_status ms_linear_iterate(const ms_linear *a, ms_data *d, int cg, int cap, dou
       for (int k = 0; k < n3; k++) z[k] += alpha * p[k], r[k] -= alpha * q[k];
     } else {
       // Jacobi: z += D^-1 (b - A z)
-      if ((st = precondition(a, r, q)) != MS_OK) break;
+      precondition(a, r, q);
       for (int k = 0; k < n3; k++) z[k] += q[k];
       a->apply(a->ctx, z, q);
       for (int k = 0; k < n3; k++) r[k] = b[k] - q[k];
     }
-    it++;
-    rel = a->quiet ? sqrt(ms_dot(n3, r, r)) / bnorm : ms_linear_record(d, n3, it, b, z, r, bnorm);
-    if (cg && (st = precondition(a, r, q)) == MS_OK) {
+    rel = ms_linear_record(d, n3, ++it, b, z, r, bnorm);
+    if (cg) {
+      precondition(a, r, q);
       double rz1 = ms_dot(n3, r, q);
       for (int k = 0; k < n3; k++) p[k] = q[k] + rz1 / rz * p[k];
       rz = rz1;
@@ -225,5 +223,5 @@ ms_status ms_linear_iterate(const ms_linear *a, ms_data *d, int cg, int cap, dou
   info->iters = it;
   info->nhist = it + 1;
   info->converged = rel == 0 || (tol > 0 && rel <= tol);
-  return st;
+  return MS_OK;
 }

@@ -102,8 +102,9 @@ double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, cons
                       double *f, double *H);
 ms_status ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd spd,
                          double *blk);
-/* 1 when the last ms_self_blocks coupled vertices (some pair's off-diagonal blocks are not 0) */
-int ms_self_coupled(const ms_model *m, const ms_data *d);
+/* the pairs' whole Hessians the last ms_self_blocks kept (*hess (n,144), row-major over the
+ * pairs' 12 coordinates, *vert (n,4) their vertices): n, 0 when self-contact is not active */
+int ms_self_hessians(const ms_model *m, const ms_data *d, const double **hess, const int **vert);
 void ms_self_couple(const ms_model *m, const ms_data *d, double scale, const double *p,
                     double *out);
 void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance);

@@ -542,8 +542,9 @@ static int pair_hessian(const ms_model *m, const ms_data *d, const double *x, in
 
 /* blk (nv,9): each vertex's diagonal block of the self-contact Hessian at x (pair_hessian, so
  * the blocks are positive semidefinite too); the pairs' whole Hessians are kept for
- * ms_self_couple, which gives the products with their off-diagonal blocks (Newton and the
- * linearised step keep the springs' sparsity in their factor). MS_ENOMEM leaves none kept */
+ * ms_self_hessians (the factor of Newton and the linearised step gains blocks where they
+ * couple vertices) and ms_self_couple (products with their off-diagonal blocks). MS_ENOMEM
+ * leaves none kept */
 ms_status ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, ms_spd spd,
                          double *blk) {
   memset(blk, 0, sizeof(double) * 9 * m->nv);
@@ -568,15 +569,17 @@ ms_status ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, m
   return MS_OK;
 }
 
-int ms_self_coupled(const ms_model *m, const ms_data *d) {
-  return ms_self_active(m, d) && d->sc->ncouple > 0;
+int ms_self_hessians(const ms_model *m, const ms_data *d, const double **hess, const int **vert) {
+  int active = ms_self_active(m, d);
+  *hess = active ? d->sc->chess.p : NULL, *vert = active ? d->sc->cvert.p : NULL;
+  return active ? d->sc->ncouple : 0;
 }
 
 /* out += scale times the product of p (nv,3) with the off-diagonal blocks of the pairs'
  * Hessians ms_self_blocks kept, rows of fixed vertices left as they are */
 void ms_self_couple(const ms_model *m, const ms_data *d, double scale, const double *p,
                     double *out) {
-  if (!ms_self_coupled(m, d)) return;
+  if (!ms_self_active(m, d)) return;
   const ms_self_ws *w = d->sc;
   for (int c = 0; c < w->ncouple; c++) {
     const double *hs = (const double *)w->chess.p + 144 * (size_t)c;

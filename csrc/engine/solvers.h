@@ -47,12 +47,10 @@ ms_status ms_descend(ms_data *d, int cap, const ms_opt *o, double res, double ob
 /* numerics.c: iterative solves of A z = b on (nv,3) vectors, zero on fixed vertices */
 typedef struct {
   int nv;
-  void (*apply)(void *ctx, const double *p, double *out);    /* out = A p */
-  ms_status (*solve)(void *ctx, const double *r, double *z); /* z = P^-1 r, or NULL: D^-1 r */
-  void *ctx;
+  void (*apply)(const void *ctx, const double *p, double *out); /* out = A p */
+  const void *ctx;
   const double *dinv; /* (nv,9) inverse diagonal blocks of A, zero on fixed vertices */
   double *r, *p, *q;  /* (nv,3) scratch */
-  int quiet;          /* 1: no history (a solve within an iteration of g's solver) */
 } ms_linear;
 ms_status ms_linear_iterate(const ms_linear *a, ms_data *d, int cg, int cap, double tol,
                             const double *b, double *z, ms_info *info);

@@ -87,7 +87,8 @@
 /* the equal parts a pair's paths are split into when one plane at their start cannot hold them */
 #define MS_SC_PARTS 4
 
-/* how a round finds the pairs that bound it: a solver's start and iterates by the step's pairs
+/* how a round finds the pairs that bound it (the solver's kinds first: kind <= MS_SC_ITERATE
+ * tells them): a solver's start and iterates by the step's pairs
  * (within r of x_t); the step's end from x_t by them too when no deviation from the common
  * translation reaches beyond r, else by a sweep along the deviations (a translation brings no
  * pair closer); a later round by a sweep along its whole displacement (no translation) */
@@ -240,7 +241,8 @@ static const double *iterate_slack(const ms_model *m, ms_self_ws *w, const doubl
  * alone. kind: the round; at the step's end a pair that feels the barrier (not in the ring)
  * is cut to the room outside the contact zone, and has only that room where it is at least
  * seen apart at x (the method saw no pair so far: r in the first round, 0 in a later one); at
- * a solver's start (seen the thickness) the same holds with half the zone's room.
+ * a solver's start (seen the thickness) a pair outside the zone at x has the room outside its
+ * deeper half, one within it an iterate's room.
  * Returns how many scales it lowered: a pass that lowers none leaves every pair's signed sum
  * within its room (a pair once cut stays so); *cut counts the free vertices it cut first */
 static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const double *dx,
@@ -327,8 +329,9 @@ static int supported(const ms_model *m, const double *x, const double *target) {
 /* the common translation: the displacement of the free vertices' centre of mass (a cut that
  * moves a pair's sides toward it in proportion to their closings keeps the momentum), shortened
  * so that the fixed vertices (displacement 0) stay within their bounds, and outside the contact
- * zone where they were at least `felt` apart (pair_scales); 0 where a collider holds the mesh,
- * whose frame is then the colliders' (a cut toward the mean motion would carry a vertex that
+ * zone where they were at least `felt` apart (pair_scales; at a solver's start, which lets a
+ * pair halfway into the zone, this holds them to its edge: stricter); 0 where a collider holds the
+ * mesh, whose frame is then the colliders' (a cut toward the mean motion would carry a vertex that
  * rests on one into it, and the penalty would hand the bounds' work back) */
 static void translation(const ms_model *m, const double *x, const double *target,
                         const double *bound, double felt, double u[3]) {

@@ -4,7 +4,10 @@
  *
  * Both solve linear systems A z = b over the free vertices, with A of one shape:
  *
- *   A = blockdiag(V_i) + sum_s S_s  (S_s on both ends' diagonal blocks, -S_s between them)
+ *   A = blockdiag(V_i) + sum_s S_s + sum_p P_p
+ *
+ * (S_s on both ends' diagonal blocks, -S_s between them; P_p a self-contact pair's Hessian
+ * less its diagonal blocks, which V_i holds: its blocks between the pair's four vertices)
  *
  * Newton on g(x) has V_i = (m_i / h^2 + shift) I + C_i, C_i the contact Hessian, and S_s the
  * spring Hessian block; the linearised step has V_i = (m_i + h^2 shift) I + h^2 C_i and
@@ -210,12 +213,13 @@ static ms_status newton_blocks(const ms_model *m, const ms_data *d, ms_implicit 
                                double h, ms_spd spd) {
   ms_opt o = {.spd = spd};
   ms_status st = build_system(m, d, x, x, w, &o, 1.0 / (h * h), 1.0);
+  if (st != MS_OK) return st;
   for (int i = 0; i < m->nv && spd == MS_SPD_NONE && m->nsphere > 0; i++) {
     double blk[9];
     ms_contact_curvature(m, x, i, blk);
     for (int t = 0; t < 9; t++) w->vb[9 * i + t] += blk[t];
   }
-  return st;
+  return MS_OK;
 }
 
 /* the adjoint's solves with Newton's matrix of g over the free vertices, through the factor

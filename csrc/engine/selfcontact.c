@@ -522,8 +522,8 @@ double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, cons
 /* pair p's 12x12 Hessian at x into hs, made positive semidefinite (eigenvalue clamp under
  * 'project', else the Gauss-Newton form), plus its lagged friction's secant stiffness
  * c_a c_b per (I - n n^T) between slots a and b; 0 when the pair feels neither */
-static int pair_hessian(const ms_model *m, const ms_data *d, const double *x, int p, ms_spd spd,
-                        double hs[144]) {
+static int whole_hessian(const ms_model *m, const ms_data *d, const double *x, int p, ms_spd spd,
+                         double hs[144]) {
   const ms_self_ws *w = d->sc;
   const ms_sc_pair *pr = w->pair + p;
   double q[12], u[3], per;
@@ -540,7 +540,7 @@ static int pair_hessian(const ms_model *m, const ms_data *d, const double *x, in
   return touching || per > 0;
 }
 
-/* blk (nv,9): each vertex's diagonal block of the self-contact Hessian at x (pair_hessian, so
+/* blk (nv,9): each vertex's diagonal block of the self-contact Hessian at x (whole_hessian, so
  * the blocks are positive semidefinite too); the pairs' whole Hessians are kept for
  * ms_self_hessians (the factor of Newton and the linearised step gains blocks where they
  * couple vertices) and ms_self_couple (products with their off-diagonal blocks). MS_ENOMEM
@@ -559,7 +559,7 @@ ms_status ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, m
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
     double *hs = (double *)w->chess.p + 144 * (size_t)w->ncouple;
-    if (pr->ring || !pair_hessian(m, d, x, p, kept, hs)) continue;
+    if (pr->ring || !whole_hessian(m, d, x, p, kept, hs)) continue;
     for (int k = 0; k < 4; k++) {
       double *b = blk + 9 * pr->v[k];
       for (int r = 0; r < 9; r++) b[r] += hs[12 * (3 * k + r / 3) + 3 * k + r % 3];

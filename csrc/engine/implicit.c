@@ -177,8 +177,7 @@ static ms_status fill_chol(const ms_model *m, const ms_data *d, ms_implicit *w) 
     for (int a = 0; a < 4; a++)
       for (int b = a + 1; b < 4; b++) {
         double blk[9];
-        for (int r = 0; r < 9; r++)
-          blk[r] = w->kscale * hess[144 * (size_t)c + 12 * (3 * a + r / 3) + 3 * b + r % 3];
+        ms_self_block(hess + 144 * (size_t)c, a, b, w->kscale, blk);
         ms_chol_add_link(w->ch, m, vert[4 * c + a], vert[4 * c + b], blk);
       }
   return MS_OK;

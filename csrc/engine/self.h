@@ -105,6 +105,11 @@ ms_status ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, m
 /* the pairs' whole Hessians the last ms_self_blocks kept (*hess (n,144), row-major over the
  * pairs' 12 coordinates, *vert (n,4) their vertices): n, 0 when self-contact is not active */
 int ms_self_hessians(const ms_model *m, const ms_data *d, const double **hess, const int **vert);
+/* out = scale times block (a, b) of a pair's 12x12 Hessian hs: rows of its vertex a, columns of
+ * its vertex b (3x3, row-major) */
+static inline void ms_self_block(const double *hs, int a, int b, double scale, double out[9]) {
+  for (int r = 0; r < 9; r++) out[r] = scale * hs[12 * (3 * a + r / 3) + 3 * b + r % 3];
+}
 void ms_self_couple(const ms_model *m, const ms_data *d, double scale, const double *p,
                     double *out);
 void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance);

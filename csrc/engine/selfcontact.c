@@ -561,8 +561,9 @@ ms_status ms_self_blocks(const ms_model *m, const ms_data *d, const double *x, m
     double *hs = (double *)w->chess.p + 144 * (size_t)w->ncouple;
     if (pr->ring || !whole_hessian(m, d, x, p, kept, hs)) continue;
     for (int k = 0; k < 4; k++) {
-      double *b = blk + 9 * pr->v[k];
-      for (int r = 0; r < 9; r++) b[r] += hs[12 * (3 * k + r / 3) + 3 * k + r % 3];
+      double own[9];
+      ms_self_block(hs, k, k, 1.0, own);
+      for (int r = 0; r < 9; r++) blk[9 * pr->v[k] + r] += own[r];
     }
     memcpy((int *)w->cvert.p + 4 * w->ncouple++, pr->v, 4 * sizeof(int));
   }
@@ -585,11 +586,14 @@ void ms_self_couple(const ms_model *m, const ms_data *d, double scale, const dou
     const double *hs = (const double *)w->chess.p + 144 * (size_t)c;
     const int *v = (const int *)w->cvert.p + 4 * c;
     for (int a = 0; a < 4; a++)
-      for (int b = 0; b < 4 && !m->fixed[v[a]]; b++)
-        for (int r = 0; r < 3 && b != a; r++) {
-          const double *row = hs + 12 * (3 * a + r) + 3 * b, *pb = p + 3 * v[b];
-          out[3 * v[a] + r] += scale * (row[0] * pb[0] + row[1] * pb[1] + row[2] * pb[2]);
-        }
+      for (int b = 0; b < 4 && !m->fixed[v[a]]; b++) {
+        if (b == a) continue;
+        double blk[9];
+        const double *pb = p + 3 * v[b];
+        ms_self_block(hs, a, b, scale, blk);
+        for (int r = 0; r < 3; r++)
+          out[3 * v[a] + r] += blk[3 * r] * pb[0] + blk[3 * r + 1] * pb[1] + blk[3 * r + 2] * pb[2];
+      }
   }
 }
 

@@ -371,6 +371,17 @@ int ms_chol_current(const ms_chol *ch, const ms_model *m) {
   return ch && ch->rev_fixed == m->rev_fixed;
 }
 
+/* into *link the six vertex pairs of each of n groups of four vertices vert (n,4) (a
+ * self-contact pair's, which couples each two of them); their count, or -1 when out of memory */
+int ms_chol_links(ms_buf *link, const int *vert, int n) {
+  if (ms_grow(link, 12 * (size_t)n, sizeof(int), 0)) return -1;
+  int *out = link->p, k = 0;
+  for (int c = 0; c < n; c++)
+    for (int a = 0; a < 4; a++)
+      for (int b = a + 1; b < 4; b++) out[k++] = vert[4 * c + a], out[k++] = vert[4 * c + b];
+  return k / 2;
+}
+
 /* 1 when the pattern holds a block for each of the nlink links */
 int ms_chol_holds(const ms_chol *ch, const ms_model *m, const int *link, int nlink) {
   int lo, col;

@@ -12,6 +12,7 @@ ms_status ms_chol_springs(ms_chol **out, const ms_model *m, int b, int many_solv
                           int nlink);
 void ms_chol_free(ms_chol *ch);
 int ms_chol_current(const ms_chol *ch, const ms_model *m);
+int ms_chol_links(ms_buf *link, const int *vert, int n);
 int ms_chol_holds(const ms_chol *ch, const ms_model *m, const int *link, int nlink);
 void ms_chol_add_link(ms_chol *ch, const ms_model *m, int u, int v, const double *blk);
 int ms_chol_size(const ms_chol *ch);

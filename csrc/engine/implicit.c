@@ -144,17 +144,6 @@ static void apply_operator(const void *ctx, const double *p, double *out) {
 
 /* ---------------------------------------------------------------- direct solves */
 
-/* w->link: the six vertex pairs of each of the npair pairs whose Hessians ms_self_hessians
- * kept (vertices vert); their count, or -1 when out of memory */
-static int pair_links(ms_implicit *w, const int *vert, int npair) {
-  if (ms_grow(&w->link, 12 * (size_t)npair, sizeof(int), 0)) return -1;
-  int *link = w->link.p, k = 0;
-  for (int c = 0; c < npair; c++)
-    for (int a = 0; a < 4; a++)
-      for (int b = a + 1; b < 4; b++) link[k++] = vert[4 * c + a], link[k++] = vert[4 * c + b];
-  return k / 2;
-}
-
 /* copy A into CHOLMOD: the vertex and spring blocks, and the off-diagonal blocks of the
  * self-contact pairs' Hessians (their diagonal ones are in the vertex blocks). The pattern is
  * built on first use and again when the fixed set changed or a pair couples two vertices it
@@ -162,7 +151,7 @@ static int pair_links(ms_implicit *w, const int *vert, int npair) {
 static ms_status fill_chol(const ms_model *m, const ms_data *d, ms_implicit *w) {
   const double *hess;
   const int *vert;
-  int npair = ms_self_hessians(m, d, &hess, &vert), nlink = pair_links(w, vert, npair);
+  int npair = ms_self_hessians(m, d, &hess, &vert), nlink = ms_chol_links(&w->link, vert, npair);
   if (nlink < 0) return MS_ENOMEM;
   if (!ms_chol_current(w->ch, m) || !ms_chol_holds(w->ch, m, w->link.p, nlink)) {
     ms_chol_free(w->ch);

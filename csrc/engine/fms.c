@@ -35,7 +35,9 @@ struct ms_fms_ws {
   int nv;
   int *all;        /* (nv) identity dof map: every vertex an unknown (penalty pinning) */
   char *touch;     /* (nv) 1 where the factor holds the contact penalty's h^2 kc */
-  double *kf;      /* (nv) friction and self-contact bound the factor holds, times h^2 [N/m] */
+  double *kf;      /* (nv) friction bound the factor holds, times h^2 [N/m] */
+  int held;        /* self-contact pairs whose curvature blocks the factor holds */
+  ms_buf link;     /* (nlink,2) int: the vertex pairs those blocks couple */
   double *rhs;     /* (n,3) column-major right-hand sides, then the solution */
   double *base;    /* (n,3) column-major: the right-hand sides' part fixed within a step */
   double *xa, *xb; /* (nv,3) chebyshev: x^(k-1), G(x^k); anderson: G(x^(k-1)), f^(k-1) */
@@ -60,13 +62,17 @@ typedef struct {
   double h;
   const ms_opt *o;
   ms_info *info;
-  int rhs_ready; /* the right-hand sides already hold the local step at d->xn */
+  int rhs_ready;     /* the right-hand sides already hold the local step at d->xn */
+  int npc;           /* self-contact pairs with a curvature block this step (contact_set) */
+  const double *pcb; /* (npc,16) their blocks [N/m] */
+  const int *pcv;    /* (npc,4) their vertices */
 } fms_ctx;
 
 void ms_fms_free(void *ws) {
   ms_fms_ws *w = ws;
   if (!w) return;
   ms_chol_free(w->ch);
+  free(w->link.p);
   free(w->all);
   free(w->touch);
   free(w->kf);
@@ -133,7 +139,8 @@ static ms_status workspace(const ms_model *m, ms_data *d, int window) {
   return anderson_reserve(d->fms, window);
 }
 
-/* numeric factorisation of M + h^2 L (+ h^2 w on pins) into the analysed pattern */
+/* numeric factorisation of M + h^2 L (+ h^2 w on pins, + h^2 B for the self-contact pairs'
+ * curvature blocks) into the analysed pattern */
 static ms_status refactor(fms_ctx *c, ms_info *info) {
   const ms_model *m = c->m;
   ms_fms_ws *w = c->w;
@@ -147,6 +154,16 @@ static ms_status refactor(fms_ctx *c, ms_info *info) {
     double blk = h2 * m->k[s];
     ms_chol_add_spring(w->ch, &c->unk, s, &blk);
   }
+  for (int p = 0; p < c->npc; p++)
+    for (int a = 0; a < 4; a++)
+      for (int b = a; b < 4; b++) {
+        const int *v = c->pcv + 4 * p;
+        double blk = h2 * c->pcb[16 * p + 4 * a + b];
+        if (a == b)
+          ms_chol_add_vertex(w->ch, &c->unk, v[a], &blk);
+        else
+          ms_chol_add_link(w->ch, &c->unk, v[a], v[b], &blk);
+      }
   ms_status st = ms_chol_factor(w->ch, &info->vertex, &info->axis);
   if (st != MS_OK) return st;
   w->nfact++;
@@ -154,22 +171,28 @@ static ms_status refactor(fms_ctx *c, ms_info *info) {
   w->h = c->h;
   w->pin = c->o->pin;
   w->pin_weight = c->o->pin_weight;
+  w->held = c->npc;
   return MS_OK;
 }
 
-/* make the factor match h, the model and the pinning; analyse only when the pattern changed */
+/* make the factor match h, the model, the pinning and the pairs' curvature blocks (new
+ * values every step that has or had them); analyse only when the pattern changed: the
+ * fixed set, the pinning, or a pair coupling two vertices it holds no block for */
 static ms_status factor(fms_ctx *c, ms_info *info) {
   ms_fms_ws *w = c->w;
   const ms_opt *o = c->o;
-  int pattern = w->ch && ms_chol_current(w->ch, c->m) && w->pin == o->pin;
-  int values = pattern && w->rev == c->m->rev && w->h == c->h &&
+  int nlink = ms_chol_links(&w->link, c->pcv, c->npc);
+  if (nlink < 0) return MS_ENOMEM;
+  int pattern = w->ch && ms_chol_current(w->ch, c->m) && w->pin == o->pin &&
+                ms_chol_holds(w->ch, &c->unk, w->link.p, nlink);
+  int values = pattern && w->rev == c->m->rev && w->h == c->h && !w->held && !c->npc &&
                (o->pin != MS_PIN_PENALTY || w->pin_weight == o->pin_weight);
   if (values) return MS_OK;
   w->rev = 0;
   if (!pattern) {
     ms_chol_free(w->ch);
     w->ch = NULL;
-    ms_status st = ms_chol_springs(&w->ch, &c->unk, 1, 1, NULL, 0);
+    ms_status st = ms_chol_springs(&w->ch, &c->unk, 1, 1, w->link.p, nlink);
     if (st != MS_OK) return st;
   }
   return refactor(c, info);
@@ -187,24 +210,31 @@ static ms_status factor(fms_ctx *c, ms_info *info) {
  * than it holds; one held above twice what is needed (a bound that slows the iterations) is
  * rebuilt too, with a quarter more than needed where that is more than kc, so that a normal
  * force that creeps does not rebuild it every step (c_i is kc on large steps, friction.c).
- * Self-contact's barrier and friction join c_i the same way, each vertex's bound on their
- * curvature at x_t, or the barrier's at the start point where larger (ms_self_stiffness: a
- * start that the inertia carried into the contact zone from x_t outside it would else meet a
- * matrix without the barrier, and its iterations, each undone, would end the step there with
- * the barrier's energy added to the kinetic energy it kept); the barrier's curvature grows as
- * a gap closes, so under self-contact an iteration that still raises g is undone and ends the
+ * Self-contact's barrier and friction are bounded the same way, but pair by pair: each pair's
+ * curvature at x_t, and its barrier's at the start point (a start that the inertia carried
+ * into the contact zone from x_t outside it would else meet a matrix without the barrier, and
+ * its iterations, each undone, would end the step there with the barrier's energy added to the
+ * kinetic energy it kept), as a block B coupling its four vertices (ms_self_curvature): the
+ * matrix gains h^2 B and the right-hand side h^2 B x^k. A common translation is in B's null
+ * space, so each global step, like the springs' Laplacian, keeps the momentum of the forces
+ * between the layers at zero; a bound per vertex alone (Jacobi's) let each layer's friction
+ * pull against its own anchor, and the layers did not carry each other. The blocks change
+ * with the pairs, so a step with any refactorises. The barrier's curvature grows as a gap
+ * closes, so under self-contact an iteration that still raises g is undone and ends the
  * iterations */
-static void contact_set(fms_ctx *c) {
+static ms_status contact_set(fms_ctx *c) {
   const ms_model *m = c->m;
   ms_data *d = c->d;
-  const double *x = d->x, *y = d->y, *ks = ms_self_stiffness(m, d, x, d->xn);
+  const double *x = d->x, *y = d->y;
+  ms_status st = ms_self_curvature(m, d, x, d->xn, &c->npc, &c->pcb, &c->pcv);
   for (int v = 0; v < m->nv; v++) {
     char t = !m->fixed[v] && m->kc > 0 && ms_contact_path(m, x + 3 * v, y + 3 * v);
-    double need = (t ? ms_friction_stiffness(m, d, v) : 0.0) + (ks ? ks[v] : 0.0);
+    double need = t ? ms_friction_stiffness(m, d, v) : 0.0;
     double *kf = c->w->kf + v;
     if (t != c->w->touch[v]) c->w->touch[v] = t, c->w->rev = 0;
     if (need > *kf || need < 0.5 * *kf) *kf = need > m->kc ? 1.25 * need : need, c->w->rev = 0;
   }
+  return st;
 }
 
 /* vertices the iterations carried into a collider though their step's path missed it join the
@@ -234,7 +264,7 @@ static ms_status start(fms_ctx *c, const ms_model *m, ms_data *d, double h, cons
   *c = (fms_ctx){.m = m, .d = d, .w = d->fms, .unk = *m, .h = h, .o = o, .info = info};
   if (penalty) c->unk.dof = c->w->all, c->unk.nfree = m->nv;
   c->n = c->unk.nfree;
-  contact_set(c);
+  if ((st = contact_set(c)) != MS_OK) return st;
   return c->n ? factor(c, info) : MS_OK;
 }
 
@@ -276,6 +306,22 @@ static void rhs_base(const fms_ctx *c) {
   }
 }
 
+/* sum += h^2 B x over the self-contact pairs' curvature blocks (contact_set), between unknowns
+ * only: the part of an eliminated vertex j in B x^k, h^2 B_ij x_j, is the same as what moving
+ * the matrix's column j to the right-hand side takes away */
+static void curvature_product(const fms_ctx *c, const double *x, double *sum) {
+  const int *dof = c->unk.dof;
+  double h2 = c->h * c->h;
+  for (int p = 0; p < c->npc; p++) {
+    const int *v = c->pcv + 4 * p;
+    const double *B = c->pcb + 16 * p;
+    for (int a = 0; a < 4; a++)
+      for (int b = 0; b < 4 && dof[v[a]] >= 0; b++)
+        for (int t = 0; t < 3 && dof[v[b]] >= 0; t++)
+          sum[3 * v[a] + t] += h2 * B[4 * a + b] * x[3 * v[b] + t];
+  }
+}
+
 /* local step at x into the right-hand sides: base + h^2 J d, where spring s's projection
  * d_s = r_s (x_i - x_j)/|x_i - x_j| enters as h^2 k_s r_s/l_s (x_i - x_j), and the contact
  * and friction targets (contact_set); with force, the same passes also put the spring forces
@@ -288,6 +334,7 @@ static double local_step(const fms_ctx *c, const double *x, double *force) {
   double e = ms_spring_coefs(m, x, d->fc, d->rc, c->h * c->h, force ? d->es : NULL, d->eblk);
   ms_spring_gather(m, x, d->rc, sum, force ? d->fc : NULL, force);
   ms_self_forces(m, d, x, sum, c->h * c->h);
+  curvature_product(c, x, sum);
   for (int v = 0; v < m->nv; v++) {
     int I = dof[v];
     double q[3] = {0, 0, 0}, f[3] = {0, 0, 0}, h2 = c->h * c->h, kf = c->w->kf[v];

@@ -61,7 +61,6 @@ struct ms_self_ws {
   double *kept;         /* (nv,3) bounds.c: a solver's last iterate that lowered g */
   double kept_g;        /* g there [J] (NAN: not computed yet) */
   int confined;         /* the last ms_self_confine cut some vertex */
-  double *stiff;        /* (nv) ms_self_stiffness: each vertex's bound on its pairs' curvature */
   double *edge_at;      /* (nv,3) the positions mean_edge was measured at, if edge_valid */
   double mean_edge;     /* their mean triangle edge [m], which the broad phase's cell takes */
   int edge_valid;       /* edge_at and mean_edge hold a measurement */
@@ -74,6 +73,8 @@ struct ms_self_ws {
   ms_buf chess;         /* (ncouple,144) double: ms_self_blocks's pair Hessians, as assembled */
   ms_buf cvert;         /* (ncouple,4) int: and each one's vertices */
   int ncouple;          /* how many pairs the last ms_self_blocks coupled */
+  ms_buf cblock;        /* (n,16) double: ms_self_curvature's 4x4 blocks */
+  ms_buf cbvert;        /* (n,4) int: and each one's vertices */
   int slack_ok;         /* slack and pvert hold for the pairs there are */
   double t_broad, t_narrow, t_bounds; /* seconds this step in the phases of ms_info */
   int active;                         /* the pairs belong to the step under way */
@@ -113,9 +114,11 @@ static inline void ms_self_block(const double *hs, int a, int b, double scale, d
 void ms_self_couple(const ms_model *m, const ms_data *d, double scale, const double *p,
                     double *out);
 void ms_self_project(const ms_model *m, ms_data *d, double *x, double compliance);
-/* each vertex's bound on its energy pairs' curvature [N/m]: their barrier's and stick's at x,
- * or their barrier's at x1 where larger */
-const double *ms_self_stiffness(const ms_model *m, ms_data *d, const double *x, const double *x1);
+/* a 4x4 scalar block per energy pair that bounds its curvature [N/m] (the barrier's and the
+ * stick's at x plus the barrier's at x1; translations in its null space): *n blocks *B (n,16),
+ * row-major over the pair's vertices *v (n,4) */
+ms_status ms_self_curvature(const ms_model *m, ms_data *d, const double *x, const double *x1,
+                            int *n, const double **B, const int **v);
 
 /* selffriction.c: the pairs' friction at the step's start (after detection), the scheme's
  * anchor and step that make it a lagged potential, pair p's stick stiffness 2 w / eps [N/m]

@@ -9,8 +9,9 @@
  * distance to the nearest primitive it does not belong to, which the displacement bounds
  * read (bounds.c). The step's pairs are found once at its start x_t within twice the
  * thickness, and the self-contact energy sum_pairs b(d) (barrier.c) over them enters every
- * method: as forces (explicit methods, the gradient of g), per-vertex Hessian blocks
- * (Newton, linearised implicit Euler), a vertex's share (VBD) and a projection (XPBD).
+ * method: as forces (explicit methods, the gradient of g), each pair's whole Hessian (Newton,
+ * linearised implicit Euler), a bound on each pair's curvature (FMS), a vertex's share (VBD)
+ * and a projection (XPBD).
  * Every sum runs over the pairs in their sorted order, serially, so no result depends on the
  * thread count.
  */
@@ -33,9 +34,9 @@ void ms_self_free(void *ws) {
   free(w->plo), free(w->phi), free(w->elo), free(w->ehi), free(w->flo), free(w->fhi);
   free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale), free(w->lowered),
       free(w->only);
-  free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept), free(w->stiff);
+  free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept);
   free(w->hdist.p), free(w->hring.p), free(w->slack.p), free(w->pvert.p), free(w->pmark.p);
-  free(w->chess.p), free(w->cvert.p);
+  free(w->chess.p), free(w->cvert.p), free(w->cblock.p), free(w->cbvert.p);
   free(w->edge_at);
   free(w);
 }
@@ -53,13 +54,13 @@ static ms_self_ws *workspace_new(const ms_model *m) {
   w->scale = ms_alloc(n, sizeof(double)), w->kept = ms_alloc(3 * n, sizeof(double));
   w->lowered = ms_alloc(n, sizeof(int64_t));
   w->only = ms_alloc(n, 1);
-  w->stiff = ms_alloc(n, sizeof(double)), w->edge_at = ms_alloc(3 * n, sizeof(double));
+  w->edge_at = ms_alloc(3 * n, sizeof(double));
   w->vstart = ms_alloc(n + 1, sizeof(int));
   w->pair = ms_alloc(1, sizeof(ms_sc_pair)), w->vpair = ms_alloc(4, sizeof(int));
   w->cap = 1;
   if (!w->plo || !w->phi || !w->elo || !w->ehi || !w->flo || !w->fhi || !w->nearest || !w->blk ||
-      !w->target || !w->dev || !w->scale || !w->lowered || !w->only || !w->kept || !w->stiff ||
-      !w->vstart || !w->pair || !w->vpair || !w->edge_at) {
+      !w->target || !w->dev || !w->scale || !w->lowered || !w->only || !w->kept || !w->vstart ||
+      !w->pair || !w->vpair || !w->edge_at) {
     ms_self_free(w);
     return NULL;
   }
@@ -597,36 +598,47 @@ void ms_self_couple(const ms_model *m, const ms_data *d, double scale, const dou
   }
 }
 
-/* pair p's barrier curvature at x (plus stick's, with stick) spread over its vertices,
- * 2 |c_k| curve, each raised into most where larger */
-static void pair_stiffness(const ms_model *m, ms_data *d, int p, const double *x, int stick,
-                           double most[4]) {
+/* B (4x4, row-major) += curve c c^T for pair p at x: c its closest points' weights there,
+ * curve its barrier's curvature (plus its friction's stick stiffness, with stick) */
+static void pair_curvature(const ms_model *m, ms_data *d, int p, const double *x, int stick,
+                           double B[16]) {
   const ms_sc_pair *pr = d->sc->pair + p;
   double q[12], n[3], c[4], e1, e2;
   ms_self_gather(pr, x, q);
   ms_barrier(ms_pair_closest(pr->kind, q, n, c), m->sc_thickness, m->sc_stiffness, &e1, &e2);
   double curve = e2 + (stick ? ms_self_friction_stick(m, d, p) : 0.0);
-  for (int k = 0; k < 4; k++) most[k] = fmax(most[k], 2 * fabs(c[k]) * curve);
+  for (int k = 0; k < 16; k++) B[k] += curve * c[k / 4] * c[k % 4];
 }
 
-/* each vertex's diagonal bound on its pairs' curvature at x, or their barrier's at x1 where
- * larger [N/m] (FMS's matrix; NULL without self-contact), one pass over the pairs: by
- * Cauchy-Schwarz (sum_k c_k u_k)^2 <= 2 sum_k |c_k| u_k^2 (the weights' magnitudes sum to 2), so
- * a pair whose energy curves by b'' along its closest points' gap (and its friction by its
- * stick stiffness across it) is bounded by 2 |c_k| times that on each vertex */
-const double *ms_self_stiffness(const ms_model *m, ms_data *d, const double *x, const double *x1) {
-  if (!ms_self_active(m, d)) return NULL;
+/* FMS's bound on the energy pairs' curvature, one pass over the pairs. A pair's barrier
+ * curves by b'' along its closest points' gap J u = sum_k c_k u_k (the weights c_k of
+ * distance.c) and its friction by at most its stick stiffness across it, so that
+ * curve |J u|^2 = sum_ab curve c_a c_b u_a.u_b bounds both: a 4x4 scalar block over the pair's
+ * vertices, acting alike on each axis. It is taken at x with the stick and at x1 (the
+ * barrier's alone) and the two added. Each side's weights sum to +-1, so sum_k c_k = 0: a
+ * common translation of the pair is in the block's null space, and a global step with it
+ * changes no momentum. *n pairs with a block, *B (n,16) and their vertices *v (n,4) */
+ms_status ms_self_curvature(const ms_model *m, ms_data *d, const double *x, const double *x1,
+                            int *n, const double **B, const int **v) {
+  *n = 0, *B = NULL, *v = NULL;
+  if (!ms_self_active(m, d)) return MS_OK;
   ms_self_ws *w = d->sc;
-  memset(w->stiff, 0, sizeof(double) * m->nv);
+  size_t pairs = w->npair - w->nring;
+  if (ms_grow(&w->cblock, 16 * pairs, sizeof(double), 0) ||
+      ms_grow(&w->cbvert, 4 * pairs, sizeof(int), 0))
+    return MS_ENOMEM;
+  double *out = w->cblock.p;
   for (int p = 0; p < w->npair; p++) {
-    const ms_sc_pair *pr = w->pair + p;
-    double most[4] = {0, 0, 0, 0};
-    if (pr->ring) continue;
-    pair_stiffness(m, d, p, x, 1, most);
-    pair_stiffness(m, d, p, x1, 0, most);
-    for (int k = 0; k < 4; k++) w->stiff[pr->v[k]] += most[k];
+    double *Bp = out + 16 * (size_t)*n;
+    if (w->pair[p].ring) continue;
+    memset(Bp, 0, 16 * sizeof(double));
+    pair_curvature(m, d, p, x, 1, Bp);
+    pair_curvature(m, d, p, x1, 0, Bp);
+    if (Bp[0] + Bp[5] + Bp[10] + Bp[15] > 0)
+      memcpy((int *)w->cbvert.p + 4 * (*n)++, w->pair[p].v, 4 * sizeof(int));
   }
-  return w->stiff;
+  *B = out, *v = w->cbvert.p;
+  return MS_OK;
 }
 
 /* XPBD: each pair closer than the thickness projected back to it, C = d - dhat with

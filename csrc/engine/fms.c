@@ -17,7 +17,8 @@
  * minimises the g the other solvers do. Iterations start from y, x_t or x_t + h v (ms_start;
  * Liu's published code starts from x_t + h v; by default the lowest g of those, y with its
  * contact vertices settled first, potential.c). The factor is rebuilt only when h, the model
- * revision, the pinning or the contact set changed.
+ * revision, the pinning or the contact set changed, or self-contact pairs press (their
+ * curvature's blocks change every step).
  */
 #include <math.h>
 #include <stdlib.h>

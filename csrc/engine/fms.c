@@ -17,8 +17,8 @@
  * minimises the g the other solvers do. Iterations start from y, x_t or x_t + h v (ms_start;
  * Liu's published code starts from x_t + h v; by default the lowest g of those, y with its
  * contact vertices settled first, potential.c). The factor is rebuilt only when h, the model
- * revision, the pinning or the contact set changed, or self-contact pairs press (their
- * curvature's blocks change every step).
+ * revision, the pinning or the contact set changed, and in every step with self-contact pairs
+ * pressing and the one after (their curvature's blocks change every step).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@
 #include "engine.h"
 
 struct ms_fms_ws {
-  ms_chol *ch;       /* factor of M + h^2 L (+ h^2 w on pinned vertices) over the unknowns */
+  ms_chol *ch;       /* factor of M + h^2 L (+ pins, contact, pairs' B) over the unknowns */
   double h;          /* step the factor was built for */
   uint64_t rev;      /* model revision it was built for; 0 when stale */
   int pin;           /* pinning it was built for */
@@ -38,7 +38,7 @@ struct ms_fms_ws {
   char *touch;     /* (nv) 1 where the factor holds the contact penalty's h^2 kc */
   double *kf;      /* (nv) friction bound the factor holds, times h^2 [N/m] */
   int held;        /* self-contact pairs whose curvature blocks the factor holds */
-  ms_buf link;     /* (nlink,2) int: the vertex pairs those blocks couple */
+  ms_buf link;     /* (nlink,2) int: the vertex pairs this step's blocks couple */
   double *rhs;     /* (n,3) column-major right-hand sides, then the solution */
   double *base;    /* (n,3) column-major: the right-hand sides' part fixed within a step */
   double *xa, *xb; /* (nv,3) chebyshev: x^(k-1), G(x^k); anderson: G(x^(k-1)), f^(k-1) */
@@ -195,6 +195,7 @@ static ms_status factor(fms_ctx *c, ms_info *info) {
     w->ch = NULL;
     ms_status st = ms_chol_springs(&w->ch, &c->unk, 1, 1, w->link.p, nlink);
     if (st != MS_OK) return st;
+    w->pin = o->pin; /* the pattern's unknowns, even if the factorisation fails */
   }
   return refactor(c, info);
 }
@@ -324,8 +325,9 @@ static void curvature_product(const fms_ctx *c, const double *x, double *sum) {
 }
 
 /* local step at x into the right-hand sides: base + h^2 J d, where spring s's projection
- * d_s = r_s (x_i - x_j)/|x_i - x_j| enters as h^2 k_s r_s/l_s (x_i - x_j), and the contact
- * and friction targets (contact_set); with force, the same passes also put the spring forces
+ * d_s = r_s (x_i - x_j)/|x_i - x_j| enters as h^2 k_s r_s/l_s (x_i - x_j), the contact and
+ * friction targets (contact_set), and self-contact's forces at x plus h^2 B x
+ * (curvature_product); with force, the same passes also put the spring forces
  * at x there and return the spring energy [J] */
 static double local_step(const fms_ctx *c, const double *x, double *force) {
   const ms_model *m = c->m;

@@ -7,7 +7,8 @@
  *
  *   H0 = (M + hs^2 L) / hs^2,   H0^-1 r = hs^2 (M + hs^2 L)^-1 r,
  *
- * FMS's prefactored matrix (fms.c: one three-column Cholesky solve per application). With the
+ * FMS's prefactored matrix (fms.c: one three-column Cholesky solve per application; it also
+ * holds colliders' penalties and self-contact pairs' curvature blocks). With the
  * curvature pairs s_i = x_(i+1) - x_i, y_i = grad g(x_(i+1)) - grad g(x_i), rho_i = 1/(s_i.y_i)
  * of the last m accepted steps, the two-loop recursion gives the direction p = -H grad g:
  *

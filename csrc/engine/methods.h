@@ -31,8 +31,8 @@ void ms_newton_product(const ms_model *m, const ms_data *d, const double *p, dou
 ms_status ms_newton_apply(const ms_model *m, ms_data *d, const double *b, double *z);
 /* fms.c: fast mass-spring (Liu 2013) with Chebyshev or Anderson acceleration, as the fms method
  * and as a solver of g; ms_fms_prepare makes the prefactored matrix A = M + hs^2 L (+ contact
- * and pin penalties) current for this step, ms_fms_apply_inverse z = A^-1 r ((nv,3), zero on
- * fixed vertices; r and z may alias) */
+ * and pin penalties, + hs^2 B for self-contact's pairs) current for this step, ms_fms_apply_inverse
+ * z = A^-1 r ((nv,3), zero on fixed vertices; r and z may alias) */
 ms_status ms_fms(const ms_model *m, ms_data *d, double h, const ms_opt *o, ms_info *info);
 ms_status ms_fms_prepare(const ms_model *m, ms_data *d, double hs, const ms_opt *o, ms_info *info);
 ms_status ms_fms_apply_inverse(const ms_model *m, ms_data *d, const double *r, double *z);

@@ -216,7 +216,9 @@ const ms_method_def ms_methods[MS_NMETHOD] = {
     [MS_FMS] = {"fms",
                 "Liu et al. 2013 local-global minimisation of the same g with one prefactored "
                 "scalar Cholesky (refactored only when dt, masses, stiffness, the fixed set or "
-                "the vertices in contact change); optional Chebyshev or Anderson acceleration.",
+                "the vertices in contact change, and in each step with self-contact pairs "
+                "pressing, whose curvature it bounds pair by pair); optional Chebyshev or "
+                "Anderson acceleration.",
                 PARAMS(fms_params), ms_fms, 0, INFINITY},
     [MS_XPBD] = {"xpbd",
                  "Macklin et al. 2016: predict, then Gauss-Seidel spring projection with "

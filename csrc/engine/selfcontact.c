@@ -617,7 +617,8 @@ static void pair_curvature(const ms_model *m, ms_data *d, int p, const double *x
  * vertices, acting alike on each axis. It is taken at x with the stick and at x1 (the
  * barrier's alone) and the two added. Each side's weights sum to +-1, so sum_k c_k = 0: a
  * common translation of the pair is in the block's null space, and a global step with it
- * changes no momentum. *n pairs with a block, *B (n,16) and their vertices *v (n,4) */
+ * changes no momentum. *n pairs with a block, *B (n,16) and their vertices *v (n,4); none
+ * when out of memory */
 ms_status ms_self_curvature(const ms_model *m, ms_data *d, const double *x, const double *x1,
                             int *n, const double **B, const int **v) {
   *n = 0, *B = NULL, *v = NULL;

@@ -425,14 +425,21 @@ void ms_chol_add_spring(ms_chol *ch, const ms_model *m, int s, const double *blk
   }
 }
 
-/* A(u, v) += blk and A(v, u) += blk^T for a link of the pattern (u != v; blk row-major, rows
- * of u, columns of v) */
-void ms_chol_add_link(ms_chol *ch, const ms_model *m, int u, int v, const double *blk) {
-  int lo, col, b = ch->b;
-  if (!block_of(m, u, v, &lo, &col)) return;
-  double t[9]; /* blk^T, the block with v's rows (b <= 3) */
-  for (int r = 0; r < b * b; r++) t[r] = blk[(r % b) * b + r / b];
-  add_block(ch, lo, col, block_at(ch, lo, col), 1.0, m->dof[u] == lo ? blk : t);
+/* scale times the symmetric matrix H (4b x 4b, row-major in b x b blocks) that couples the
+ * four vertices v (a self-contact pair's; ms_chol_links gave the pattern their links): its
+ * blocks between each two vertices, and its blocks on the vertices themselves where own */
+void ms_chol_add_group(ms_chol *ch, const ms_model *m, const int v[4], const double *H,
+                       double scale, int own) {
+  int b = ch->b, lo, col;
+  for (int i = 0; i < 4; i++)
+    for (int j = own ? i : i + 1; j < 4; j++) {
+      if (!block_of(m, v[i], v[j], &lo, &col)) continue;
+      // H's block whose rows are lo's (H symmetric: block (j, i) is block (i, j) transposed)
+      int r0 = m->dof[v[i]] == lo ? i : j, c0 = r0 == i ? j : i;
+      double blk[9];
+      for (int r = 0; r < b * b; r++) blk[r] = H[4 * b * (b * r0 + r / b) + b * c0 + r % b];
+      add_block(ch, lo, col, i == j ? ch->bptr[col + 1] - 1 : block_at(ch, lo, col), scale, blk);
+    }
 }
 
 /* column j of the matrix as b * vertex + component, the numbering of all vertices */

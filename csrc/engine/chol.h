@@ -14,7 +14,8 @@ void ms_chol_free(ms_chol *ch);
 int ms_chol_current(const ms_chol *ch, const ms_model *m);
 int ms_chol_links(ms_buf *link, const int *vert, int n);
 int ms_chol_holds(const ms_chol *ch, const ms_model *m, const int *link, int nlink);
-void ms_chol_add_link(ms_chol *ch, const ms_model *m, int u, int v, const double *blk);
+void ms_chol_add_group(ms_chol *ch, const ms_model *m, const int v[4], const double *H,
+                       double scale, int own);
 int ms_chol_size(const ms_chol *ch);
 void ms_chol_zero(ms_chol *ch);
 void ms_chol_add_vertex(ms_chol *ch, const ms_model *m, int v, const double *blk);

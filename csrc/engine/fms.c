@@ -156,15 +156,7 @@ static ms_status refactor(fms_ctx *c, ms_info *info) {
     ms_chol_add_spring(w->ch, &c->unk, s, &blk);
   }
   for (int p = 0; p < c->npc; p++)
-    for (int a = 0; a < 4; a++)
-      for (int b = a; b < 4; b++) {
-        const int *v = c->pcv + 4 * p;
-        double blk = h2 * c->pcb[16 * p + 4 * a + b];
-        if (a == b)
-          ms_chol_add_vertex(w->ch, &c->unk, v[a], &blk);
-        else
-          ms_chol_add_link(w->ch, &c->unk, v[a], v[b], &blk);
-      }
+    ms_chol_add_group(w->ch, &c->unk, c->pcv + 4 * p, c->pcb + 16 * p, h2, 1);
   ms_status st = ms_chol_factor(w->ch, &info->vertex, &info->axis);
   if (st != MS_OK) return st;
   w->nfact++;
@@ -318,9 +310,10 @@ static void curvature_product(const fms_ctx *c, const double *x, double *sum) {
     const int *v = c->pcv + 4 * p;
     const double *B = c->pcb + 16 * p;
     for (int a = 0; a < 4; a++)
-      for (int b = 0; b < 4 && dof[v[a]] >= 0; b++)
-        for (int t = 0; t < 3 && dof[v[b]] >= 0; t++)
-          sum[3 * v[a] + t] += h2 * B[4 * a + b] * x[3 * v[b] + t];
+      for (int b = 0; b < 4; b++) {
+        if (dof[v[a]] < 0 || dof[v[b]] < 0) continue;
+        for (int t = 0; t < 3; t++) sum[3 * v[a] + t] += h2 * B[4 * a + b] * x[3 * v[b] + t];
+      }
   }
 }
 

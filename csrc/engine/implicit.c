@@ -163,12 +163,7 @@ static ms_status fill_chol(const ms_model *m, const ms_data *d, ms_implicit *w) 
   for (int i = 0; i < m->nv; i++) ms_chol_add_vertex(w->ch, m, i, w->vb + 9 * i);
   for (int s = 0; s < m->ns; s++) ms_chol_add_spring(w->ch, m, s, w->blk + 9 * s);
   for (int c = 0; c < npair; c++)
-    for (int a = 0; a < 4; a++)
-      for (int b = a + 1; b < 4; b++) {
-        double blk[9];
-        ms_self_block(hess + 144 * (size_t)c, a, b, w->kscale, blk);
-        ms_chol_add_link(w->ch, m, vert[4 * c + a], vert[4 * c + b], blk);
-      }
+    ms_chol_add_group(w->ch, m, vert + 4 * c, hess + 144 * (size_t)c, w->kscale, 0);
   return MS_OK;
 }
 

@@ -490,10 +490,10 @@ double ms_self_forces(const ms_model *m, const ms_data *d, const double *x, doub
   return e;
 }
 
-/* H (3x3) += s P, P = I - n n^T: a friction secant block */
-static void friction_block(const double n[3], double s, double *H) {
+/* H (3x3, rows `stride` apart) += s P, P = I - n n^T: a friction secant block */
+static void friction_block(const double n[3], double s, double *H, int stride) {
   for (int a = 0; a < 3; a++)
-    for (int b = 0; b < 3; b++) H[3 * a + b] += s * ((a == b) - n[a] * n[b]);
+    for (int b = 0; b < 3; b++) H[stride * a + b] += s * ((a == b) - n[a] * n[b]);
 }
 
 /* vertex i's share of the self-contact energy with x_i at p, the others at x [J]; its force
@@ -515,7 +515,7 @@ double ms_self_vertex(const ms_model *m, const ms_data *d, const double *x, cons
     for (int t = 0; f && t < 3; t++) f[t] -= g[3 * slot + t] + c * per * u[t];
     for (int a = 0; H && a < 3; a++)
       for (int b = 0; b < 3; b++) H[3 * a + b] += hs[12 * (3 * slot + a) + 3 * slot + b];
-    if (H && per > 0) friction_block(w->fric[w->vpair[k]].n, c * c * per, H);
+    if (H && per > 0) friction_block(w->fric[w->vpair[k]].n, c * c * per, H, 3);
   }
   return e;
 }
@@ -532,12 +532,10 @@ static int whole_hessian(const ms_model *m, const ms_data *d, const double *x, i
   int touching = ms_pair_energy(m, pr->kind, q, spd, NULL, hs) != 0.0;
   if (!touching) memset(hs, 0, 144 * sizeof(double));
   ms_self_friction_pair(m, d, x, p, -1, NULL, u, &per);
+  const ms_sc_fric *fr = w->fric + p;
   for (int a = 0; a < 4 && per > 0; a++)
-    for (int b = 0; b < 4; b++) {
-      double blk[9] = {0};
-      friction_block(w->fric[p].n, w->fric[p].c[a] * w->fric[p].c[b] * per, blk);
-      for (int r = 0; r < 9; r++) hs[12 * (3 * a + r / 3) + 3 * b + r % 3] += blk[r];
-    }
+    for (int b = 0; b < 4; b++)
+      friction_block(fr->n, fr->c[a] * fr->c[b] * per, hs + 36 * a + 3 * b, 12);
   return touching || per > 0;
 }
 
@@ -587,8 +585,8 @@ void ms_self_couple(const ms_model *m, const ms_data *d, double scale, const dou
     const double *hs = (const double *)w->chess.p + 144 * (size_t)c;
     const int *v = (const int *)w->cvert.p + 4 * c;
     for (int a = 0; a < 4; a++)
-      for (int b = 0; b < 4 && !m->fixed[v[a]]; b++) {
-        if (b == a) continue;
+      for (int b = 0; b < 4; b++) {
+        if (b == a || m->fixed[v[a]]) continue;
         double blk[9];
         const double *pb = p + 3 * v[b];
         ms_self_block(hs, a, b, scale, blk);

@@ -32,6 +32,7 @@
  * plane is tested in 2D, dropping the normal's largest axis: an end inside the triangle, or a
  * crossing of one of its edges. A triangle of collinear vertices is its longest edge.
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -85,12 +86,22 @@ static void times_pow2(const double *x, int n, int k, double *y) {
   for (int i = 0; i < n; i++) y[i] = x[i] * f.value;
 }
 
-/* xs = x 2^-e (exact), e the exponent of x's largest magnitude; returns e */
+/* xs = x 2^-e (exact), e the exponent of x's largest magnitude (frexp's: big = f 2^e, f in
+ * [1/2, 1)), NaNs passed over; returns e. A normal big's e is read from its bits (frexp, a call
+ * per pair, took half of a detection's exact distances) */
 static int normalise(const double *x, int n, double *xs) {
   double big = 0;
   int e = 0;
-  for (int i = 0; i < n; i++) big = ms_max(big, fabs(x[i]));
-  if (big > 0 && isfinite(big)) frexp(big, &e);
+  for (int i = 0; i < n; i++) big = fabs(x[i]) > big ? fabs(x[i]) : big;
+  if (big >= DBL_MIN && big <= DBL_MAX) {
+    union {
+      double value;
+      uint64_t bits;
+    } b = {big};
+    e = (int)(b.bits >> 52) - 1022;
+  } else if (big > 0 && isfinite(big)) {
+    frexp(big, &e);
+  }
   times_pow2(x, n, -e, xs);
   return e;
 }

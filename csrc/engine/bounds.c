@@ -205,15 +205,18 @@ static double pair_slack(const ms_model *m, const ms_sc_pair *pr, const double *
 
 /* for a solver's iterate, which starts from x = x_t with the step's nearest distances and
  * sees every pair: pair_slack of each of w's pairs (returned) and their vertices, each once
- * (w->pvert), the same at every iterate of the step, so kept until the pairs change; NULL
- * when out of memory (the iterate then measures every pair and vertex) */
+ * (w->pvert), the same at every iterate of the step, so kept until the pairs change, as are
+ * their planes at x once measured (w->plane, NAN until then); NULL when out of memory (the
+ * iterate then measures every pair and vertex) */
 static const double *iterate_slack(const ms_model *m, ms_self_ws *w, const double *x,
                                    const double *near) {
   if (w->slack_ok) return w->slack.p;
   if (ms_grow(&w->slack, w->npair, sizeof(double), 0) ||
+      ms_grow(&w->plane, 4 * (size_t)w->npair, sizeof(double), 0) ||
       ms_grow(&w->pvert, m->nv, sizeof(int), 0) || ms_grow(&w->pmark, m->nv, 1, 0))
     return NULL;
-  double *slack = w->slack.p;
+  double *slack = w->slack.p, *plane = w->plane.p;
+  for (int p = 0; p < w->npair; p++) plane[4 * p] = NAN;
   int *list = w->pvert.p;
   unsigned char *mark = w->pmark.p;
   memset(mark, 0, m->nv);
@@ -226,6 +229,14 @@ static const double *iterate_slack(const ms_model *m, ms_self_ws *w, const doubl
   }
   w->slack_ok = 1;
   return slack;
+}
+
+/* pair_plane of w's pair p at x = x_t for a solver's iterate, measured once a step */
+static double iterate_plane(const ms_model *m, ms_self_ws *w, int p, const double *x, double n[3]) {
+  double *c = (double *)w->plane.p + 4 * p;
+  if (isnan(c[0])) c[0] = pair_plane(m, w->pair + p, x, c + 1);
+  memcpy(n, c + 1, 3 * sizeof(double));
+  return c[0];
 }
 
 /* scale[v] lowered so that x + scale[v] dx[v] keeps each of w's pairs (ring pairs too)
@@ -269,7 +280,7 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
     if (relative_move(pr, dx, scale) <= 2 * slack) continue;
     // a pair that feels the barrier enters the zone uncut only where the method saw it
     double n[3], c[4], side[2] = {0, 0}, now[2] = {-INFINITY, -INFINITY},
-                       plane = pair_plane(m, pr, x, n);
+                       plane = kept ? iterate_plane(m, w, p, x, n) : pair_plane(m, pr, x, n);
     // (a detected pair's ring flag is its topology; a swept pair's flag is 1 for every one)
     int felt = kind != MS_SC_ITERATE && !(pr->ring && ms_self_in_ring(m, pr));
     // (a solver's start keeps those outside the zone at x from going deeper than its middle)

@@ -67,6 +67,7 @@ struct ms_self_ws {
   ms_buf hdist;         /* (hits) double: the broad phase's hits' distances (selfcontact.c) */
   ms_buf hring;         /* (hits) char: and their ring flags */
   ms_buf slack;         /* (npair) double bounds.c: each pair's room for an iterate from x_t */
+  ms_buf plane;         /* (npair,4) double bounds.c: and its plane there (room, normal) */
   ms_buf pvert;         /* (npvert) int bounds.c: the vertices of the pairs, each once */
   ms_buf pmark;         /* (nv) unsigned char: and a mark on each of them while listing */
   int npvert;           /* how many vertices pvert lists */

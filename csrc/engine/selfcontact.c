@@ -35,7 +35,8 @@ void ms_self_free(void *ws) {
   free(w->nearest), free(w->blk), free(w->target), free(w->dev), free(w->scale), free(w->lowered),
       free(w->only);
   free(w->pair), free(w->vstart), free(w->vpair), free(w->fric), free(w->kept);
-  free(w->hdist.p), free(w->hring.p), free(w->slack.p), free(w->pvert.p), free(w->pmark.p);
+  free(w->hdist.p), free(w->hring.p), free(w->slack.p), free(w->plane.p), free(w->pvert.p),
+      free(w->pmark.p);
   free(w->chess.p), free(w->cvert.p), free(w->cblock.p), free(w->cbvert.p);
   free(w->edge_at);
   free(w);

@@ -151,7 +151,7 @@ PyObject *primitive_boxes_py(PyObject *mod, PyObject *args, PyObject *kw) {
   npy_intp dims[2] = {PyArray_DIM(idx, 0), 3};
   lo = PyArray_SimpleNew(2, dims, NPY_DOUBLE), hi = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
   if (!lo || !hi) goto done;
-  ms_hash_boxes(PyArray_DATA(x), PyArray_DATA(idx), (int)dims[0], (int)PyArray_DIM(idx, 1), r,
+  ms_hash_boxes(PyArray_DATA(x), PyArray_DATA(idx), (int)dims[0], (int)PyArray_DIM(idx, 1), r, 1,
                 PyArray_DATA((PyArrayObject *)lo), PyArray_DATA((PyArrayObject *)hi));
   out = PyTuple_Pack(2, lo, hi);
 done:

@@ -492,10 +492,11 @@ ms_status ms_hash_overlaps(ms_hash **hp, const double *alo, const double *ahi, i
   return MS_OK;
 }
 
-/* ms_hash_boxes's loop, inlined below with idx and k constant where they are */
-static inline void boxes_of(const double *x, const int *idx, int n, int k, double r, double *lo,
-                            double *hi) {
-  for (int p = 0; p < n; p++)
+/* ms_hash_boxes's loop over primitives [p0, p1), inlined below with idx and k constant where
+ * they are */
+static inline void boxes_of(const double *x, const int *idx, int p0, int p1, int k, double r,
+                            double *lo, double *hi) {
+  for (int p = p0; p < p1; p++)
     for (int t = 0; t < 3; t++) {
       double a = INFINITY, b = -INFINITY;
       for (int v = 0; v < k; v++) {
@@ -506,15 +507,30 @@ static inline void boxes_of(const double *x, const int *idx, int n, int k, doubl
     }
 }
 
-void ms_hash_boxes(const double *x, const int *idx, int n, int k, double r, double *lo,
-                   double *hi) {
-  // points, edges and triangles each get a loop of their own, unrolled
-  if (!idx && k == 1)
-    boxes_of(x, NULL, n, 1, r, lo, hi);
-  else if (idx && k == 2)
-    boxes_of(x, idx, n, 2, r, lo, hi);
-  else if (idx && k == 3)
-    boxes_of(x, idx, n, 3, r, lo, hi);
+/* what the blocks of ms_hash_boxes share */
+typedef struct {
+  const double *x;
+  const int *idx;
+  int k;
+  double r, *lo, *hi;
+} boxing;
+
+/* the boxes of primitives [p0, p1): points, edges and triangles each a loop of their own,
+ * unrolled */
+static void boxes_block(void *ctx, int p0, int p1) {
+  const boxing *c = ctx;
+  if (!c->idx && c->k == 1)
+    boxes_of(c->x, NULL, p0, p1, 1, c->r, c->lo, c->hi);
+  else if (c->idx && c->k == 2)
+    boxes_of(c->x, c->idx, p0, p1, 2, c->r, c->lo, c->hi);
+  else if (c->idx && c->k == 3)
+    boxes_of(c->x, c->idx, p0, p1, 3, c->r, c->lo, c->hi);
   else
-    boxes_of(x, idx, n, k, r, lo, hi);
+    boxes_of(c->x, c->idx, p0, p1, c->k, c->r, c->lo, c->hi);
+}
+
+void ms_hash_boxes(const double *x, const int *idx, int n, int k, double r, int threads, double *lo,
+                   double *hi) {
+  boxing c = {x, idx, k, r, lo, hi};
+  ms_blocks_on(threads, n, MS_HASH_BLOCK, boxes_block, &c);
 }

@@ -35,6 +35,7 @@ static inline int ms_boxes_overlap(const double *alo, const double *ahi, const d
 }
 /* the bounding boxes lo, hi (3 n each) of n primitives of k vertices each (k = 1 points,
  * 2 edges, 3 triangles; idx (n, k) their vertex indices into x (nv,3), or NULL when the
- * primitives are the points of x, k = 1), inflated by r >= 0 */
-void ms_hash_boxes(const double *x, const int *idx, int n, int k, double r, double *lo, double *hi);
+ * primitives are the points of x, k = 1), inflated by r >= 0, on `threads` threads */
+void ms_hash_boxes(const double *x, const int *idx, int n, int k, double r, int threads, double *lo,
+                   double *hi);
 #endif

@@ -67,6 +67,7 @@
 #include "hash.h"
 #include "planar.h"
 #include "plane.h"
+#include "threads.h"
 #include "walk.h"
 
 /* the most triangles a walk that joins the kept neighbours of dropped ones may visit before the
@@ -95,6 +96,8 @@
 #define MS_PLANAR_WALK 256
 /* the most times a walk along paths grows its radius to the moves it finds */
 #define MS_PLANAR_GROW 4
+/* vertices or triangles per block of a parallel pass */
+#define MS_PLANAR_BLOCK 1024
 
 /* how a vertex's pairs are found: not at all (it is not tight), by hashing, by a walk (to
  * come, or done) */
@@ -395,30 +398,42 @@ static void neighbour_moves(const ms_model *m, const double *duv, double *most) 
   }
 }
 
+/* what the blocks of link_distances share */
+typedef struct {
+  const ms_model *m;
+  const double *uv, *duv, *most;
+  double need, *rho;
+} linking;
+
+/* link_distances for vertices [v0, v1): each against its triangles' far edges */
+static void link_block(void *ctx, int v0, int v1) {
+  const linking *c = ctx;
+  const ms_model *m = c->m;
+  for (int v = v0; v < v1; v++) {
+    double low = c->duv ? c->rho[v] - c->most[v] : -INFINITY;
+    c->rho[v] = low >= c->need ? low : INFINITY;
+    if (low >= c->need) continue; /* (along paths only) its bound is known */
+    for (int j = m->vf_start[v]; j < m->vf_start[v + 1]; j++) {
+      const int *f = m->face + 3 * m->vf[j];
+      int k = f[0] == v ? 0 : f[1] == v ? 1 : 2;
+      double d = apart(c->uv, c->duv, v, f[(k + 1) % 3], f[(k + 2) % 3], c->need);
+      if (d < c->rho[v]) c->rho[v] = d;
+    }
+  }
+}
+
 /* rho_v: each vertex's distance to its link in the plane at uv (duv NULL), or a lower bound on
  * it along the paths uv + s duv (finite) that shows need where it can, from rho at uv (given
- * in rho; scratch: nv doubles). Along paths only whether rho_v shows need is read, so a vertex
- * whose distance at uv less its largest move relative to a neighbour shows need keeps that
- * bound: each of its link's edges would show need by path_distance's first bound (d0 >= rho_v
- * and rel <= the move, so d0 - rel >= the bound, subtraction rounding monotonely); the others
- * are bounded edge by edge */
+ * in rho; scratch: nv doubles), on `threads` threads. Along paths only whether rho_v shows need
+ * is read, so a vertex whose distance at uv less its largest move relative to a neighbour shows
+ * need keeps that bound: each of its link's edges would show need by path_distance's first
+ * bound (d0 >= rho_v and rel <= the move, so d0 - rel >= the bound, subtraction rounding
+ * monotonely); the others are bounded edge by edge */
 static void link_distances(const ms_model *m, const double *uv, const double *duv, double need,
-                           double *rho, double *scratch) {
-  // along paths, scratch[v] = 1 where v's bound is known
+                           int threads, double *rho, double *scratch) {
   if (duv) neighbour_moves(m, duv, scratch);
-  for (int v = 0; v < m->nv; v++) {
-    double low = duv ? rho[v] - scratch[v] : -INFINITY;
-    rho[v] = low >= need ? low : INFINITY;
-    if (duv) scratch[v] = low >= need;
-  }
-  for (int f = 0; f < m->nf; f++)
-    for (int k = 0; k < 3; k++) {
-      const int *c = m->face + 3 * f;
-      int v = c[k];
-      if (duv && scratch[v]) continue;
-      double d = apart(uv, duv, v, c[(k + 1) % 3], c[(k + 2) % 3], need);
-      if (d < rho[v]) rho[v] = d;
-    }
+  linking c = {m, uv, duv, scratch, need, rho};
+  ms_blocks_on(threads, m->nv, MS_PLANAR_BLOCK, link_block, &c);
 }
 
 /* good[f] = 0; 1 when it was kept */
@@ -547,7 +562,7 @@ static ms_status settle(ms_planar *w, const ms_model *m, const double *duv, doub
   ms_status st = MS_OK;
   *settled = 0;
   // rho_v sees every triangle, kept or not: the same in every round
-  link_distances(m, w->uv.p, duv, cap, w->rho.p, w->beta.p);
+  link_distances(m, w->uv.p, duv, cap, threads, w->rho.p, w->beta.p);
   for (int round = 0, drops = 1; drops; round++) {
     if (round == MS_PLANAR_ROUNDS || !kept(w, m, w->good.p)) return MS_OK;
     memcpy(w->sigma.p, w->rho.p, sizeof(double) * m->nv);
@@ -935,12 +950,22 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
 
 /* ---------------------------------------------------------------- along a path */
 
-/* good[f] = 0 for the kept triangles that may not keep their orientation in the plane along
- * uv + s duv, s in [0, 1] (the signed area, a quadratic in s, has Bernstein coefficients A0,
+/* what the blocks of drop_flips share */
+typedef struct {
+  const ms_model *m;
+  const double *uv, *duv;
+  unsigned char *good;
+} flipping;
+
+/* good[f] = 0 for the kept triangles f in [f0, f1) that may not keep their orientation in the plane
+ * along uv + s duv, s in [0, 1] (the signed area, a quadratic in s, has Bernstein coefficients A0,
  * B, A1: positive throughout when A0 and A1 are and B > -sqrt(A0 A1)), by a rounding margin */
-static void drop_flips(const ms_model *m, const double *uv, const double *duv,
-                       unsigned char *good) {
-  for (int f = 0; f < m->nf; f++) {
+static void drop_flips(void *ctx, int f0, int f1) {
+  const flipping *fl = ctx;
+  const ms_model *m = fl->m;
+  const double *uv = fl->uv, *duv = fl->duv;
+  unsigned char *good = fl->good;
+  for (int f = f0; f < f1; f++) {
     const int *c = m->face + 3 * f;
     if (!good[f]) continue;
     double e[2], g[2], de[2], dg[2];
@@ -976,7 +1001,8 @@ ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, con
   project(m, duv, a, duv);
   // the triangles that may flip on the way are dropped too, and those whose boundary may cease
   // to be simple (what is left is one to one at x, a part of G, and stays so)
-  drop_flips(m, w->uv.p, duv, w->good.p);
+  flipping flip = {m, w->uv.p, duv, w->good.p};
+  ms_blocks_on(threads, m->nf, MS_PLANAR_BLOCK, drop_flips, &flip);
   if ((st = settle(w, m, duv, need, eps, cell, threads, certified)) != MS_OK || !*certified)
     return st;
   // the pairs of the vertices that may come within the floor, walked where they can be

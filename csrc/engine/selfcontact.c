@@ -349,9 +349,9 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
     st = ms_sweep_pairs(&w->sweep, m, x, dx, moving, only, r, cell, ms_threads(m), &pt, &npt, &ee,
                         &nee);
   } else {
-    ms_hash_boxes(x, NULL, m->nv, 1, r, w->plo, w->phi);
-    ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
-    ms_hash_boxes(x, m->fedge, m->ne, 2, 0.5 * r, w->elo, w->ehi);
+    ms_hash_boxes(x, NULL, m->nv, 1, r, ms_threads(m), w->plo, w->phi);
+    ms_hash_boxes(x, m->face, m->nf, 3, 0.0, ms_threads(m), w->flo, w->fhi);
+    ms_hash_boxes(x, m->fedge, m->ne, 2, 0.5 * r, ms_threads(m), w->elo, w->ehi);
     ms_planar_boxes b = {w->plo, w->phi, w->elo, w->ehi, w->flo, w->fhi};
     if (planar)
       st = ms_planar_pairs(&w->planar, m, x, r, cell, ms_threads(m), &b, &w->planar_used, &pt, &npt,
@@ -405,8 +405,8 @@ ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int 
   const int *hit;
   int nhit;
   *count = 0;
-  ms_hash_boxes(x, m->fedge, m->ne, 2, 0.0, w->elo, w->ehi);
-  ms_hash_boxes(x, m->face, m->nf, 3, 0.0, w->flo, w->fhi);
+  ms_hash_boxes(x, m->fedge, m->ne, 2, 0.0, ms_threads(m), w->elo, w->ehi);
+  ms_hash_boxes(x, m->face, m->nf, 3, 0.0, ms_threads(m), w->flo, w->fhi);
   st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->flo, w->fhi, m->nf, 0, 0,
                         cell_size(m, w, x, 0.0), ms_threads(m), &hit, &nhit);
   for (int k = 0; st == MS_OK && k < nhit; k++) {

@@ -110,6 +110,18 @@ typedef enum {
 
 /* ---------------------------------------------------------------- the certificate */
 
+/* the scratch of one kind's search for the pairs of hashed vertices */
+typedef struct {
+  ms_hash *hash;
+  ms_buf lo, hi;   /* (3 n) double: the few's boxes */
+  ms_buf list;     /* (n) int: the few, the primitives that hold a hashed vertex */
+  ms_buf alo, ahi; /* (3 n) double: the boxes of the many that may meet the few */
+  ms_buf amap;     /* (n) int: their indices among the many */
+  ms_buf span;     /* (2 n) double: the few's intervals along one axis, merged */
+  ms_buf out;      /* (2 hits) int: the pairs found */
+  ms_buf sort;     /* (2 hits) int: the radix sort's copy of them */
+} finder;
+
 struct ms_planar {
   ms_hash *hash;
   ms_buf uv;        /* (nv,3) double: the projected positions (third coordinate 0) */
@@ -117,7 +129,7 @@ struct ms_planar {
   ms_buf sigma;     /* (nv) double: the bound sigma_v [m] */
   ms_buf rho;       /* (nv) double: rho_v [m] */
   ms_buf beta;      /* (nv) double: beta_v [m] (infinite off the boundary) */
-  ms_buf lo, hi;    /* (3 n) double: boxes of a subset of primitives */
+  ms_buf lo, hi;    /* (3 nb) double: the boundary's vertices' boxes in the plane */
   ms_buf blo, bhi;  /* (3 nb) double: the boundary's edge boxes in the plane */
   ms_buf good;      /* (nf) unsigned char: the triangles kept (1) */
   ms_buf bnd;       /* (2 nb) int: the kept triangles' boundary edges, in their direction */
@@ -131,12 +143,8 @@ struct ms_planar {
   ms_buf stamp;     /* (nf) int: the walk that last marked each triangle */
   int nstamp;       /* the last walk's number */
   int nb;           /* the kept triangles' boundary edges */
-  ms_buf list;      /* (n) int: the tight vertices, or the primitives that hold one */
-  ms_buf alo, ahi;  /* (3 n) double: the boxes of a search's many that may meet its few */
-  ms_buf amap;      /* (n) int: their indices among the many */
-  ms_buf span;      /* (2 n) double: the few's intervals along one axis, merged */
-  ms_buf out[2];    /* (2 hits) int: the pairs found, point-triangle and edge-edge */
-  ms_buf sort;      /* (2 hits) int: the radix sort's copy of them */
+  finder find[2];   /* the point-triangle and the edge-edge searches */
+  ms_buf sort;      /* (2 hits) int: the radix sort's copy of a path's edge-edge pairs */
   ms_buf how;       /* (nv) unsigned char: how each vertex's pairs are found (ms_planar_by) */
   ms_buf fseen;     /* (nf) int: the walk that last reached each triangle */
   ms_buf eseen;     /* (ne) int: the walk that last looked at each edge */
@@ -152,12 +160,17 @@ void ms_planar_free(void *ws) {
   ms_planar *w = ws;
   if (!w) return;
   ms_hash_free(w->hash);
-  ms_buf *b[] = {&w->uv,     &w->duv,       &w->sigma, &w->rho,   &w->beta,  &w->lo,   &w->hi,
-                 &w->blo,    &w->bhi,       &w->good,  &w->bnd,   &w->bface, &w->vout, &w->piece,
-                 &w->pinch,  &w->fmark,     &w->list,  &w->alo,   &w->ahi,   &w->amap, w->out,
-                 w->out + 1, &w->sort,      &w->how,   &w->fseen, &w->eseen, &w->near, &w->vedge,
-                 w->walked,  w->walked + 1, &w->held,  &w->span,  &w->whole, &w->stamp};
+  ms_buf *b[] = {&w->uv,    &w->duv,   &w->sigma,     &w->rho,  &w->beta,  &w->lo,    &w->hi,
+                 &w->blo,   &w->bhi,   &w->good,      &w->bnd,  &w->bface, &w->vout,  &w->piece,
+                 &w->pinch, &w->fmark, &w->sort,      &w->how,  &w->fseen, &w->eseen, &w->near,
+                 &w->vedge, w->walked, w->walked + 1, &w->held, &w->whole, &w->stamp};
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
+  for (finder *f = w->find; f < w->find + 2; f++) {
+    ms_hash_free(f->hash);
+    ms_buf *fb[] = {&f->lo,   &f->hi,   &f->list, &f->alo, &f->ahi,
+                    &f->amap, &f->span, &f->out,  &f->sort};
+    for (size_t k = 0; k < sizeof(fb) / sizeof(*fb); k++) free(fb[k]->p);
+  }
   free(w);
 }
 
@@ -632,11 +645,12 @@ static int hashed(const ms_planar *w, const int *idx, int k, int i) {
   return tight;
 }
 
-/* into w->list, ascending: the n primitives (k vertices each, idx; NULL: the points) that hold
- * a vertex whose pairs are hashed, and their boxes (from lo, hi) into w->lo, w->hi; their count */
-static int holding(ms_planar *w, const int *idx, int n, int k, const double *lo, const double *hi) {
-  int *list = w->list.p, count = 0;
-  double *slo = w->lo.p, *shi = w->hi.p;
+/* into f->list, ascending: the n primitives (k vertices each, idx; NULL: the points) that hold
+ * a vertex whose pairs are hashed, and their boxes (from lo, hi) into f->lo, f->hi; their count */
+static int holding(const ms_planar *w, finder *f, const int *idx, int n, int k, const double *lo,
+                   const double *hi) {
+  int *list = f->list.p, count = 0;
+  double *slo = f->lo.p, *shi = f->hi.p;
   for (int i = 0; i < n; i++) {
     if (!hashed(w, idx, k, i)) continue;
     memcpy(slo + 3 * count, lo + 3 * i, 3 * sizeof(double));
@@ -694,23 +708,23 @@ static int meets_span(const double *span, int k, double a, double b) {
 }
 
 /* the overlapping pairs of the many boxes alo, ahi (na; primitives of k vertices idx, NULL: the
- * points) and the few w->lo, w->hi (nb, the primitives w->list), renamed to their primitives
- * and appended to the n pairs of out (n counting them), swapped when swap is 1: only the many
+ * points) and the few f->lo, f->hi (nb, the primitives f->list), renamed to their primitives
+ * and appended to the n pairs of f->out (n counting them), swapped when swap is 1: only the many
  * that meet the few's bounding box, and along its longest axis one of the few's intervals (the
  * few gather in clusters: a crumpled corner or two), and, when others is 1, are not among the
- * few themselves, go through the hash (w->amap their indices) */
-static ms_status search(ms_planar *w, const double *alo, const double *ahi, const int *idx, int k,
-                        int na, int others, int nb, double cell, int threads, ms_buf *out, int swap,
-                        int *n) {
-  const double *blo = w->lo.p, *bhi = w->hi.p;
+ * few themselves (w->how), go through the hash (f->amap their indices) */
+static ms_status search(const ms_planar *w, finder *f, const double *alo, const double *ahi,
+                        const int *idx, int k, int na, int others, int nb, double cell, int threads,
+                        int swap, int *n) {
+  const double *blo = f->lo.p, *bhi = f->hi.p;
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   for (int j = 0; j < nb; j++)
     for (int t = 0; t < 3; t++)
       lo[t] = ms_min(lo[t], blo[3 * j + t]), hi[t] = ms_max(hi[t], bhi[3 * j + t]);
   int t = hi[1] - lo[1] > hi[0] - lo[0];
   t = hi[2] - lo[2] > hi[t] - lo[t] ? 2 : t;
-  double *span = w->span.p, *slo = w->alo.p, *shi = w->ahi.p;
-  int *map = w->amap.p, nmany = 0, nhit, nspan = merged(blo, bhi, nb, t, span);
+  double *span = f->span.p, *slo = f->alo.p, *shi = f->ahi.p;
+  int *map = f->amap.p, nmany = 0, nhit, nspan = merged(blo, bhi, nb, t, span);
   for (int i = 0; i < na; i++) {
     const double *a = alo + 3 * i, *b = ahi + 3 * i;
     if (!ms_boxes_overlap(a, b, lo, hi) || !meets_span(span, nspan, a[t], b[t]) ||
@@ -721,20 +735,20 @@ static ms_status search(ms_planar *w, const double *alo, const double *ahi, cons
   }
   const int *hit;
   ms_status st =
-      ms_hash_overlaps(&w->hash, slo, shi, nmany, blo, bhi, nb, 0, 0, cell, threads, &hit, &nhit);
-  if (st == MS_OK && !renamed(out, *n, hit, nhit, map, w->list.p, swap)) st = MS_ENOMEM;
+      ms_hash_overlaps(&f->hash, slo, shi, nmany, blo, bhi, nb, 0, 0, cell, threads, &hit, &nhit);
+  if (st == MS_OK && !renamed(&f->out, *n, hit, nhit, map, f->list.p, swap)) st = MS_ENOMEM;
   if (st == MS_OK) *n += nhit;
   return st;
 }
 
-/* the overlapping pairs among the few w->lo, w->hi (nb, the primitives w->list), each once,
- * renamed to their primitives and appended to the n pairs of out (n counting them) */
-static ms_status among_few(ms_planar *w, int nb, double cell, int threads, ms_buf *out, int *n) {
-  const int *hit, *list = w->list.p;
+/* the overlapping pairs among the few f->lo, f->hi (nb, the primitives f->list), each once,
+ * renamed to their primitives and appended to the n pairs of f->out (n counting them) */
+static ms_status among_few(finder *f, int nb, double cell, int threads, int *n) {
+  const int *hit, *list = f->list.p;
   int nhit;
-  ms_status st = ms_hash_overlaps(&w->hash, w->lo.p, w->hi.p, nb, w->lo.p, w->hi.p, nb, 1, 0, cell,
+  ms_status st = ms_hash_overlaps(&f->hash, f->lo.p, f->hi.p, nb, f->lo.p, f->hi.p, nb, 1, 0, cell,
                                   threads, &hit, &nhit);
-  if (st == MS_OK && !renamed(out, *n, hit, nhit, list, list, 0)) st = MS_ENOMEM;
+  if (st == MS_OK && !renamed(&f->out, *n, hit, nhit, list, list, 0)) st = MS_ENOMEM;
   if (st == MS_OK) *n += nhit;
   return st;
 }
@@ -882,43 +896,68 @@ static int *appended(ms_buf *out, int n, const ms_buf *walked, int more) {
   return p;
 }
 
-/* the point-triangle pairs with a tight vertex: the n walked ones, every triangle against the
+/* what tight_points and tight_edges share: the walks' pairs (walked[0] point-triangle,
+ * walked[1] edge-edge), the broad phase's boxes and cell; and what each found: its status and
+ * how many pairs (into w->find[kind].out). Each searches on one thread: the two run side by
+ * side */
+typedef struct {
+  ms_planar *w;
+  const ms_model *m;
+  const ms_planar_boxes *b;
+  const int *walked;
+  double cell;
+  ms_status st[2];
+  int n[2];
+} tightening;
+
+/* the point-triangle pairs with a tight vertex: the walked ones, every triangle against the
  * hashed tight points, and every other point against the triangles that hold one (the few
  * hashed, the many looking them up), sharing no vertex, sorted, once */
-static ms_status tight_points(ms_planar *w, const ms_model *m, int walked, double cell, int threads,
-                              const ms_planar_boxes *b, int *npt) {
-  int n = 0, count = holding(w, NULL, m->nv, 1, b->plo, b->phi);
-  ms_status st =
-      search(w, b->flo, b->fhi, m->face, 3, m->nf, 0, count, cell, threads, w->out, 1, &n);
-  if (st != MS_OK) return st;
-  count = holding(w, m->face, m->nf, 3, b->flo, b->fhi);
-  st = search(w, b->plo, b->phi, NULL, 1, m->nv, 1, count, cell, threads, w->out, 0, &n);
-  if (st != MS_OK) return st;
-  int *p = appended(w->out, n, w->walked, walked);
-  if (!p) return MS_ENOMEM;
-  *npt = ms_unique_pairs(p, apart_pairs(m, MS_PAIR_PT, p, n + walked), &w->sort);
-  return MS_OK;
+static void tight_points(void *ctx) {
+  tightening *c = ctx;
+  const ms_model *m = c->m;
+  const ms_planar_boxes *b = c->b;
+  finder *f = c->w->find;
+  int n = 0, count = holding(c->w, f, NULL, m->nv, 1, b->plo, b->phi), walked = c->walked[0];
+  ms_status st = search(c->w, f, b->flo, b->fhi, m->face, 3, m->nf, 0, count, c->cell, 1, 1, &n);
+  if (st == MS_OK) {
+    count = holding(c->w, f, m->face, m->nf, 3, b->flo, b->fhi);
+    st = search(c->w, f, b->plo, b->phi, NULL, 1, m->nv, 1, count, c->cell, 1, 0, &n);
+  }
+  int *p = st == MS_OK ? appended(&f->out, n, c->w->walked, walked) : NULL;
+  if (p) c->n[0] = ms_unique_pairs(p, apart_pairs(m, MS_PAIR_PT, p, n + walked), &f->sort);
+  c->st[0] = st != MS_OK ? st : p ? MS_OK : MS_ENOMEM;
 }
 
-/* the edge-edge pairs with a tight vertex: the n walked ones, every other edge against the
+/* the edge-edge pairs with a tight vertex: the walked ones, every other edge against the
  * edges that hold a hashed one and those among themselves, sharing no vertex, each pair lower
  * edge first, sorted, once */
-static ms_status tight_edges(ms_planar *w, const ms_model *m, int walked, double cell, int threads,
-                             const ms_planar_boxes *b, int *nee) {
-  int nhit = 0, count = holding(w, m->fedge, m->ne, 2, b->elo, b->ehi);
+static void tight_edges(void *ctx) {
+  tightening *c = ctx;
+  const ms_model *m = c->m;
+  const ms_planar_boxes *b = c->b;
+  finder *f = c->w->find + 1;
+  int nhit = 0, count = holding(c->w, f, m->fedge, m->ne, 2, b->elo, b->ehi);
   ms_status st =
-      search(w, b->elo, b->ehi, m->fedge, 2, m->ne, 1, count, cell, threads, w->out + 1, 0, &nhit);
-  if (st == MS_OK) st = among_few(w, count, cell, threads, w->out + 1, &nhit);
-  if (st != MS_OK) return st;
-  int *p = appended(w->out + 1, nhit, w->walked + 1, walked);
-  if (!p) return MS_ENOMEM;
-  int n = apart_pairs(m, MS_PAIR_EE, p, nhit + walked);
+      search(c->w, f, b->elo, b->ehi, m->fedge, 2, m->ne, 1, count, c->cell, 1, 0, &nhit);
+  if (st == MS_OK) st = among_few(f, count, c->cell, 1, &nhit);
+  int *p = st == MS_OK ? appended(&f->out, nhit, c->w->walked + 1, c->walked[1]) : NULL;
+  c->st[1] = st != MS_OK ? st : p ? MS_OK : MS_ENOMEM;
+  if (!p) return;
+  int n = apart_pairs(m, MS_PAIR_EE, p, nhit + c->walked[1]);
   for (int k = 0; k < n; k++) {
     int i = p[2 * k], j = p[2 * k + 1];
     p[2 * k] = i < j ? i : j, p[2 * k + 1] = i < j ? j : i;
   }
-  *nee = ms_unique_pairs(p, n, &w->sort);
-  return MS_OK;
+  c->n[1] = ms_unique_pairs(p, n, &f->sort);
+}
+
+/* 1 when f's buffers hold the searches of primitives of one kind: n of them, or their partners */
+static int find_room(finder *f, size_t n) {
+  return room(&f->lo, 3 * n, sizeof(double)) && room(&f->hi, 3 * n, sizeof(double)) &&
+         room(&f->list, n, sizeof(int)) && room(&f->alo, 3 * n, sizeof(double)) &&
+         room(&f->ahi, 3 * n, sizeof(double)) && room(&f->amap, n, sizeof(int)) &&
+         room(&f->span, 2 * n, sizeof(double)) && room(&f->out, 0, sizeof(int));
 }
 
 ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, double r, double cell,
@@ -928,23 +967,20 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
   if (!w) return MS_ENOMEM;
   *wp = w, *npt = *nee = 0;
   double eps = margin(m, x, r), bar = r + eps, a[3];
-  size_t most = m->nv > m->ne ? m->nv : m->ne;
-  most = most > (size_t)m->nf ? most : (size_t)m->nf;
   ms_status st = certify(w, m, x, eps, bar, cell, threads, a, certified);
   if (st != MS_OK || !*certified) return st;
   hold(w, m, x, a);
-  if (!room(&w->lo, 3 * most, sizeof(double)) || !room(&w->hi, 3 * most, sizeof(double)) ||
-      !room(&w->list, most, sizeof(int)) || !room(&w->alo, 3 * most, sizeof(double)) ||
-      !room(&w->ahi, 3 * most, sizeof(double)) || !room(&w->amap, most, sizeof(int)) ||
-      !room(&w->span, 2 * most, sizeof(double)) || !room(w->out, 0, sizeof(int)) ||
-      !room(w->out + 1, 0, sizeof(int)))
-    return MS_ENOMEM;
+  // the point-triangle search's few and many are points and triangles, the other's edges
+  size_t points = m->nv > m->nf ? m->nv : m->nf;
+  if (!find_room(w->find, points) || !find_room(w->find + 1, m->ne)) return MS_ENOMEM;
   int walked[2];
-  if ((st = walk_tight(w, m, bar, NULL, b, walked)) != MS_OK ||
-      (st = tight_points(w, m, walked[0], cell, threads, b, npt)) != MS_OK ||
-      (st = tight_edges(w, m, walked[1], cell, threads, b, nee)) != MS_OK)
-    return *npt = *nee = 0, st;
-  *pt = w->out[0].p, *ee = w->out[1].p;
+  if ((st = walk_tight(w, m, bar, NULL, b, walked)) != MS_OK) return st;
+  // the two kinds' searches side by side, each on one thread, or one after the other on one
+  tightening c = {w, m, b, walked, cell, {MS_OK, MS_OK}, {0, 0}};
+  ms_both_on(threads, tight_points, &c, tight_edges, &c);
+  if ((st = c.st[0]) != MS_OK || (st = c.st[1]) != MS_OK) return st;
+  *pt = w->find[0].out.p, *npt = c.n[0];
+  *ee = w->find[1].out.p, *nee = c.n[1];
   return MS_OK;
 }
 

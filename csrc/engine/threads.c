@@ -85,3 +85,19 @@ void ms_blocks_on(int nt, int n, int size, ms_block_fn fn, void *ctx) {
 void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx) {
   ms_blocks_on(ms_threads(m), n, size, fn, ctx);
 }
+
+/* a(ca) and b(cb): side by side on two threads when nt > 1 (from ms_threads), else one after
+ * the other; each must write only what the other does not read */
+void ms_both_on(int nt, ms_task_fn a, void *ca, ms_task_fn b, void *cb) {
+  if (nt <= 1) {
+    a(ca), b(cb);
+    return;
+  }
+#pragma omp parallel sections num_threads(2)
+  {
+#pragma omp section
+    a(ca);
+#pragma omp section
+    b(cb);
+  }
+}

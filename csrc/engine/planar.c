@@ -98,6 +98,8 @@
 #define MS_PLANAR_GROW 4
 /* vertices or triangles per block of a parallel pass */
 #define MS_PLANAR_BLOCK 1024
+/* vertices per block of the walks (fewer: tight vertices gather in a few places) */
+#define MS_PLANAR_WALKS 128
 
 /* how a vertex's pairs are found: not at all (it is not tight), by hashing, by a walk (to
  * come, or done) */
@@ -109,6 +111,23 @@ typedef enum {
 } ms_planar_by;
 
 /* ---------------------------------------------------------------- the certificate */
+
+/* the scratch of one thread's walks: marks of the triangles and edges it reached (by the walk's
+ * number), the triangles one walk found, the edges at its vertex */
+typedef struct {
+  ms_buf fseen; /* (nf) int */
+  ms_buf eseen; /* (ne) int */
+  ms_buf near;  /* (MS_PLANAR_WALK) int */
+  ms_buf vedge; /* (2 MS_PLANAR_WALK) int */
+  int mark;     /* the last walk's number */
+} walker;
+
+/* the pairs one block of vertices' walks found, point-triangle and edge-edge */
+typedef struct {
+  ms_buf pairs[2]; /* (2 n[k]) int */
+  int n[2];
+  int ok; /* 0: out of memory */
+} walked_block;
 
 /* the scratch of one kind's search for the pairs of hashed vertices */
 typedef struct {
@@ -146,10 +165,8 @@ struct ms_planar {
   finder find[2];   /* the point-triangle and the edge-edge searches */
   ms_buf sort;      /* (2 hits) int: the radix sort's copy of a path's edge-edge pairs */
   ms_buf how;       /* (nv) unsigned char: how each vertex's pairs are found (ms_planar_by) */
-  ms_buf fseen;     /* (nf) int: the walk that last reached each triangle */
-  ms_buf eseen;     /* (ne) int: the walk that last looked at each edge */
-  ms_buf near;      /* (MS_PLANAR_WALK) int: the triangles one walk found */
-  ms_buf vedge;     /* (2 MS_PLANAR_WALK) int: the edges at its vertex */
+  ms_buf walker;    /* (threads) walker: each thread's walks' scratch */
+  ms_buf wblock;    /* (blocks) walked_block: each block of vertices' walks' pairs */
   ms_buf walked[2]; /* (2 pairs) int: the pairs walks found, point-triangle and edge-edge */
   ms_buf held;      /* (nv,3) double: the positions where uv and good were last certified */
   int held_ok;      /* 1: held, held_a and the certificate in uv and good are kept */
@@ -160,10 +177,14 @@ void ms_planar_free(void *ws) {
   ms_planar *w = ws;
   if (!w) return;
   ms_hash_free(w->hash);
-  ms_buf *b[] = {&w->uv,    &w->duv,   &w->sigma,     &w->rho,  &w->beta,  &w->lo,    &w->hi,
-                 &w->blo,   &w->bhi,   &w->good,      &w->bnd,  &w->bface, &w->vout,  &w->piece,
-                 &w->pinch, &w->fmark, &w->sort,      &w->how,  &w->fseen, &w->eseen, &w->near,
-                 &w->vedge, w->walked, w->walked + 1, &w->held, &w->whole, &w->stamp};
+  for (walker *k = w->walker.p; k && k < (walker *)w->walker.p + w->walker.cap; k++)
+    free(k->fseen.p), free(k->eseen.p), free(k->near.p), free(k->vedge.p);
+  for (walked_block *o = w->wblock.p; o && o < (walked_block *)w->wblock.p + w->wblock.cap; o++)
+    free(o->pairs[0].p), free(o->pairs[1].p);
+  ms_buf *b[] = {&w->uv,    &w->duv,   &w->sigma,  &w->rho,   &w->beta,  &w->lo,        &w->hi,
+                 &w->blo,   &w->bhi,   &w->good,   &w->bnd,   &w->bface, &w->vout,      &w->piece,
+                 &w->pinch, &w->fmark, &w->sort,   &w->how,   w->walked, w->walked + 1, &w->held,
+                 &w->whole, &w->stamp, &w->walker, &w->wblock};
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
   for (finder *f = w->find; f < w->find + 2; f++) {
     ms_hash_free(f->hash);
@@ -776,28 +797,27 @@ static int push(ms_buf *out, int *n, int i, int j) {
 }
 
 /* the pairs of tight vertex v (whose boxes b overlap, where given) from the count triangles
- * near it (w->near, walk mark): v against each that does not hold it, and each edge at v
- * against each edge within bar of v in the plane, appended to w->walked (n[0] and n[1] of
- * them); 0 when out of memory */
-static int near_pairs(ms_planar *w, const ms_model *m, int v, int count, int mark, double bar,
-                      const ms_planar_boxes *b, int n[2]) {
-  const int *near = w->near.p;
-  const double *uv = w->uv.p;
-  int *seen = w->eseen.p, *vedge = w->vedge.p, nat = 0;
+ * near it (k->near, walk k->mark): v against each that does not hold it, and each edge at v
+ * against each edge within bar of v in the plane (uv), appended to o's (o->n[0] and o->n[1]
+ * of them); 0 when out of memory */
+static int near_pairs(const double *uv, walker *k, const ms_model *m, int v, int count, double bar,
+                      const ms_planar_boxes *b, walked_block *o) {
+  const int *near = k->near.p;
+  int *seen = k->eseen.p, *vedge = k->vedge.p, nat = 0, mark = k->mark, *n = o->n;
   // v's edges (all its triangles are near), then the other edges near v against them
   for (int i = 0; i < count; i++)
-    for (int k = 0; k < 3; k++) {
-      int e = m->fside[3 * near[i] + k], *g = m->fedge + 2 * e;
+    for (int t = 0; t < 3; t++) {
+      int e = m->fside[3 * near[i] + t], *g = m->fedge + 2 * e;
       if ((g[0] == v || g[1] == v) && seen[e] != mark) seen[e] = mark, vedge[nat++] = e;
     }
   for (int i = 0; i < count; i++) {
     const int *c = m->face + 3 * near[i], f = near[i];
     if (c[0] != v && c[1] != v && c[2] != v &&
         (!b || ms_boxes_overlap(b->plo + 3 * v, b->phi + 3 * v, b->flo + 3 * f, b->fhi + 3 * f)) &&
-        !push(w->walked, n, v, f))
+        !push(o->pairs, n, v, f))
       return 0;
-    for (int k = 0; k < 3; k++) {
-      int e = m->fside[3 * f + k], *g = m->fedge + 2 * e;
+    for (int t = 0; t < 3; t++) {
+      int e = m->fside[3 * f + t], *g = m->fedge + 2 * e;
       if (seen[e] == mark) continue;
       seen[e] = mark;
       if (ms_plane_gap(uv + 3 * v, uv + 3 * g[0], uv + 3 * g[1]) > bar) continue;
@@ -807,7 +827,7 @@ static int near_pairs(ms_planar *w, const ms_model *m, int v, int count, int mar
             (b && !ms_boxes_overlap(b->elo + 3 * e, b->ehi + 3 * e, b->elo + 3 * vedge[j],
                                     b->ehi + 3 * vedge[j])))
           continue;
-        if (!push(w->walked + 1, n + 1, e < vedge[j] ? e : vedge[j], e < vedge[j] ? vedge[j] : e))
+        if (!push(o->pairs + 1, n + 1, e < vedge[j] ? e : vedge[j], e < vedge[j] ? vedge[j] : e))
           return 0;
       }
     }
@@ -823,68 +843,106 @@ static double reach(const ms_model *m, const double *duv, const int *near, int c
   return most;
 }
 
-/* the triangles near tight vertex v (into w->near; their count, -1 when its pairs must be
+/* the triangles near tight vertex v (into k->near; their count, -1 when its pairs must be
  * hashed), walked from kept triangle f: those within bar of it at uv, or (duv given) those that
  * may come within bar of it on the paths uv + s duv. On the paths, the walk's radius at uv
  * (*radius) grows to bar plus the largest move of a corner of the triangles found relative to
  * v until it holds them: then a triangle that comes within bar of v at some s is reached at
  * uv, across triangles whose corners all move by at most that much relative to v (the mesh
  * one to one all along), and so is a boundary edge that v's disk may cross on the way */
-static int near_triangles(ms_planar *w, const ms_model *m, const double *duv, int v, int f,
-                          double bar, int *mark, double *radius) {
+static int near_triangles(const ms_planar *w, walker *k, const ms_model *m, const double *duv,
+                          int v, int f, double bar, double *radius) {
   *radius = bar;
   for (int grow = 0; grow < MS_PLANAR_GROW; grow++) {
-    int count = ms_walk_disk(m, w->uv.p, w->good.p, v, f, *radius, w->fseen.p, ++*mark, w->near.p,
+    int count = ms_walk_disk(m, w->uv.p, w->good.p, v, f, *radius, k->fseen.p, ++k->mark, k->near.p,
                              MS_PLANAR_WALK);
     if (count < 0 || !duv) return count;
-    double enough = bar + reach(m, duv, w->near.p, count, v);
+    double enough = bar + reach(m, duv, k->near.p, count, v);
     if (enough <= *radius) return count;
     *radius = enough;
   }
   return -1;
 }
 
+/* what the blocks of walk_tight share */
+typedef struct {
+  ms_planar *w;
+  const ms_model *m;
+  double bar;
+  const double *duv;
+  const ms_planar_boxes *b;
+} walking;
+
+/* the walks of the vertices [v0, v1) still to walk, each from its first kept triangle, on this
+ * thread's scratch, their pairs into the block's */
+static void walk_block(void *ctx, int v0, int v1) {
+  const walking *c = ctx;
+  const ms_model *m = c->m;
+  ms_planar *w = c->w;
+  walker *k = (walker *)w->walker.p + ms_thread_id();
+  walked_block *o = (walked_block *)w->wblock.p + v0 / MS_PLANAR_WALKS;
+  unsigned char *how = w->how.p;
+  const unsigned char *good = w->good.p;
+  o->n[0] = o->n[1] = 0, o->ok = 1;
+  for (int v = v0; v < v1; v++) {
+    if (how[v] != MS_PLANAR_TO_WALK) continue;
+    int j = m->vf_start[v], count = -1;
+    while (j < m->vf_start[v + 1] && !good[m->vf[j]]) j++;
+    double radius;
+    if (j < m->vf_start[v + 1])
+      count = near_triangles(w, k, m, c->duv, v, m->vf[j], c->bar, &radius);
+    how[v] = count < 0 ? MS_PLANAR_HASHED : MS_PLANAR_WALKED;
+    if (count >= 0 && !near_pairs(w->uv.p, k, m, v, count, radius, c->b, o)) {
+      o->ok = 0;
+      return;
+    }
+  }
+}
+
 /* how each tight vertex (sigma_v < bar) finds its pairs (w->how): by a walk (walk.c, at uv or
  * along the paths uv + s duv) where it is a kept triangle's whose disk the walk can cover, the
  * pairs (whose boxes b overlap, where given) into w->walked (n[0] point-triangle, n[1]
- * edge-edge); by hashing the others: the corners of triangles not kept, whose pairs the
- * certificate does not bound, and those whose disks may reach across a gap (on the boundary,
- * beta_v < bar; inside, the walk sees it) */
+ * edge-edge), in the order of their vertices; by hashing the others: the corners of triangles
+ * not kept, whose pairs the certificate does not bound, and those whose disks may reach across a
+ * gap (on the boundary, beta_v < bar; inside, the walk sees it). Blocks of vertices walk on
+ * `threads` threads, each thread with scratch of its own */
 static ms_status walk_tight(ms_planar *w, const ms_model *m, double bar, const double *duv,
-                            const ms_planar_boxes *b, int n[2]) {
-  if (!room(&w->how, m->nv, 1) || !room(&w->fseen, m->nf, sizeof(int)) ||
-      !room(&w->eseen, m->ne, sizeof(int)) || !room(&w->near, MS_PLANAR_WALK, sizeof(int)) ||
-      !room(&w->vedge, 2 * MS_PLANAR_WALK, sizeof(int)) || !room(w->walked, 0, sizeof(int)) ||
-      !room(w->walked + 1, 0, sizeof(int)))
+                            const ms_planar_boxes *b, int threads, int n[2]) {
+  int nb = (m->nv + MS_PLANAR_WALKS - 1) / MS_PLANAR_WALKS, nt = threads > 1 ? threads : 1;
+  if (!room(&w->how, m->nv, 1) || ms_grow(&w->walker, nt, sizeof(walker), w->walker.cap) ||
+      ms_grow(&w->wblock, nb, sizeof(walked_block), w->wblock.cap) ||
+      !room(w->walked, 0, sizeof(int)) || !room(w->walked + 1, 0, sizeof(int)))
     return MS_ENOMEM;
+  for (walker *k = w->walker.p; k < (walker *)w->walker.p + nt; k++) {
+    if (!room(&k->fseen, m->nf, sizeof(int)) || !room(&k->eseen, m->ne, sizeof(int)) ||
+        !room(&k->near, MS_PLANAR_WALK, sizeof(int)) ||
+        !room(&k->vedge, 2 * MS_PLANAR_WALK, sizeof(int)))
+      return MS_ENOMEM;
+    memset(k->fseen.p, 0, sizeof(int) * m->nf), memset(k->eseen.p, 0, sizeof(int) * m->ne);
+    k->mark = 0;
+  }
   const unsigned char *good = w->good.p;
   const double *sigma = w->sigma.p, *beta = w->beta.p;
   unsigned char *how = w->how.p;
-  int mark = 0;
-  n[0] = n[1] = 0;
   for (int v = 0; v < m->nv; v++)
     how[v] = !(sigma[v] < bar) ? MS_PLANAR_NONE
              : beta[v] < bar   ? MS_PLANAR_HASHED
                                : MS_PLANAR_TO_WALK;
   for (int f = 0; f < m->nf; f++)
     for (int k = 0; k < 3 && !good[f]; k++) how[m->face[3 * f + k]] = MS_PLANAR_HASHED;
-  memset(w->fseen.p, 0, sizeof(int) * m->nf), memset(w->eseen.p, 0, sizeof(int) * m->ne);
-  // each walked once, from the first kept triangle that holds it (mark: the walk's number);
-  // most triangles hold none to walk, told by one test of all three corners
-  for (int f = 0; f < m->nf; f++) {
-    const int *c = m->face + 3 * f;
-    if (!(good[f] & ((how[c[0]] == MS_PLANAR_TO_WALK) | (how[c[1]] == MS_PLANAR_TO_WALK) |
-                     (how[c[2]] == MS_PLANAR_TO_WALK))))
-      continue;
-    for (int k = 0; k < 3; k++) {
-      int v = c[k];
-      double radius;
-      if (how[v] != MS_PLANAR_TO_WALK) continue;
-      int count = near_triangles(w, m, duv, v, f, bar, &mark, &radius);
-      how[v] = count < 0 ? MS_PLANAR_HASHED : MS_PLANAR_WALKED;
-      if (count >= 0 && !near_pairs(w, m, v, count, mark, radius, b, n)) return MS_ENOMEM;
+  walking c = {w, m, bar, duv, b};
+  ms_blocks_on(nt, m->nv, MS_PLANAR_WALKS, walk_block, &c);
+  // the blocks' pairs, in block order
+  n[0] = n[1] = 0;
+  for (walked_block *o = w->wblock.p; o < (walked_block *)w->wblock.p + nb; o++)
+    for (int t = 0; t < 2; t++) {
+      if (!o->ok || o->n[t] > INT_MAX - n[t] ||
+          ms_grow(w->walked + t, 2 * ((size_t)n[t] + o->n[t]), sizeof(int), 2 * (size_t)n[t]))
+        return MS_ENOMEM;
+      if (o->n[t])
+        memcpy((int *)w->walked[t].p + 2 * (size_t)n[t], o->pairs[t].p, 2 * sizeof(int) * o->n[t]);
+      n[t] += o->n[t];
     }
-  }
   return MS_OK;
 }
 
@@ -974,7 +1032,7 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
   size_t points = m->nv > m->nf ? m->nv : m->nf;
   if (!find_room(w->find, points) || !find_room(w->find + 1, m->ne)) return MS_ENOMEM;
   int walked[2];
-  if ((st = walk_tight(w, m, bar, NULL, b, walked)) != MS_OK) return st;
+  if ((st = walk_tight(w, m, bar, NULL, b, threads, walked)) != MS_OK) return st;
   // the two kinds' searches side by side, each on one thread, or one after the other on one
   tightening c = {w, m, b, walked, cell, {MS_OK, MS_OK}, {0, 0}};
   ms_both_on(threads, tight_points, &c, tight_edges, &c);
@@ -1043,7 +1101,7 @@ ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, con
     return st;
   // the pairs of the vertices that may come within the floor, walked where they can be
   int walked[2];
-  if ((st = walk_tight(w, m, need, duv, NULL, walked)) != MS_OK) return *certified = 0, st;
+  if ((st = walk_tight(w, m, need, duv, NULL, threads, walked)) != MS_OK) return *certified = 0, st;
   const unsigned char *how = w->how.p;
   for (int v = 0; v < m->nv; v++) loose[v] = how[v] == MS_PLANAR_HASHED;
   *pt = w->walked[0].p, *npt = walked[0];

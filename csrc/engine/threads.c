@@ -62,6 +62,15 @@ int ms_threads(const ms_model *m) {
   return ms_thread_count(m->nthread);
 }
 
+/* the calling thread's number in the team of the parallel pass it runs (0 outside one) */
+int ms_thread_id(void) {
+#if defined(_OPENMP)
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
 /* fn(ctx, lo, hi) for block b of size `size` in [0, n) */
 static void run_block(int n, int size, ms_block_fn fn, void *ctx, int b) {
   int lo = b * size;

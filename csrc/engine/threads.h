@@ -8,6 +8,7 @@
 /* threads.c: parallel passes over fixed blocks */
 int ms_threads(const ms_model *m);
 int ms_thread_count(int want);
+int ms_thread_id(void);
 typedef void (*ms_block_fn)(void *ctx, int lo, int hi);
 void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx);
 void ms_blocks_on(int nt, int n, int size, ms_block_fn fn, void *ctx);

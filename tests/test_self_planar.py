@@ -79,6 +79,31 @@ def test_a_cloth_crumpling_at_its_pins_is_certified_at_every_step():
             assert detections(sim)[0], step
 
 
+def test_the_certificate_finds_the_same_pairs_on_any_thread_count():
+    # a 50 x 50 cloth crumpling at its pins (from about 1 s, up to 240 triangles facing away):
+    # the walks about its tight vertices run in blocks of vertices, each thread with marks of
+    # its own, and its point-triangle and edge-edge searches side by side, so 2 and 3 threads
+    # must find the pairs, nearest distances and loose vertices of 1, and the same trajectory
+    runs = []
+    for threads in (1, 2, 3):
+        sim = hanging(50)
+        sim.threads = threads
+        seen = []
+        for step in range(54):
+            start = sim.copy()
+            sim.step(1 / 30, "fms", history=False)
+            if step % 6 == 5:
+                seen.append((*sim._detected_pairs(True),
+                             *start._planar_path(sim.positions, sim.self_thickness)))
+        runs.append((sim.positions, seen))
+    for positions, seen in runs[1:]:
+        assert np.array_equal(positions, runs[0][0])
+        for got, want in zip(seen, runs[0][1]):
+            assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    # (the certificate held throughout, and left vertices to hash once the pins crumpled)
+    assert all(s[3] and s[4] for s in runs[0][1]) and any(np.any(s[5]) for s in runs[0][1])
+
+
 def test_detection_on_a_folding_cloth_is_the_same_with_the_certificate_refused():
     # a cloth folded onto itself faces both ways: the certificate refuses, detection hashes
     scene = msim.scenes.folded_cloth(12)

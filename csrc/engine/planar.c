@@ -98,7 +98,8 @@
 #define MS_PLANAR_GROW 4
 /* vertices or triangles per block of a parallel pass */
 #define MS_PLANAR_BLOCK 1024
-/* vertices per block of the walks (fewer: tight vertices gather in a few places) */
+/* vertices per block of the walks (fewer, dealt to the threads in turn: tight vertices gather
+ * in a few places) */
 #define MS_PLANAR_WALKS 128
 
 /* how a vertex's pairs are found: not at all (it is not tight), by hashing, by a walk (to
@@ -908,7 +909,9 @@ static void walk_block(void *ctx, int v0, int v1) {
  * `threads` threads, each thread with scratch of its own */
 static ms_status walk_tight(ms_planar *w, const ms_model *m, double bar, const double *duv,
                             const ms_planar_boxes *b, int threads, int n[2]) {
-  int nb = (m->nv + MS_PLANAR_WALKS - 1) / MS_PLANAR_WALKS, nt = threads > 1 ? threads : 1;
+  // (a thread's walker is the one of its number in the pass, which runs in no other)
+  int nb = (m->nv + MS_PLANAR_WALKS - 1) / MS_PLANAR_WALKS;
+  int nt = threads < 1 ? 1 : threads > nb ? nb : threads;
   if (!room(&w->how, m->nv, 1) || ms_grow(&w->walker, nt, sizeof(walker), w->walker.cap) ||
       ms_grow(&w->wblock, nb, sizeof(walked_block), w->wblock.cap) ||
       !room(w->walked, 0, sizeof(int)) || !room(w->walked + 1, 0, sizeof(int)))
@@ -931,7 +934,7 @@ static ms_status walk_tight(ms_planar *w, const ms_model *m, double bar, const d
   for (int f = 0; f < m->nf; f++)
     for (int k = 0; k < 3 && !good[f]; k++) how[m->face[3 * f + k]] = MS_PLANAR_HASHED;
   walking c = {w, m, bar, duv, b};
-  ms_blocks_on(nt, m->nv, MS_PLANAR_WALKS, walk_block, &c);
+  ms_blocks_dealt_on(nt, m->nv, MS_PLANAR_WALKS, walk_block, &c);
   // the blocks' pairs, in block order
   n[0] = n[1] = 0;
   for (walked_block *o = w->wblock.p; o < (walked_block *)w->wblock.p + nb; o++)

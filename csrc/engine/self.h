@@ -76,7 +76,7 @@ struct ms_self_ws {
   int ncouple;          /* how many pairs the last ms_self_blocks coupled */
   ms_buf cblock;        /* (n,16) double: ms_self_curvature's 4x4 blocks */
   ms_buf cbvert;        /* (n,4) int: and each one's vertices */
-  int slack_ok;         /* slack and pvert hold for the pairs there are */
+  int slack_ok;         /* slack, plane and pvert hold for the pairs there are */
   double t_broad, t_narrow, t_bounds; /* seconds this step in the phases of ms_info */
   int active;                         /* the pairs belong to the step under way */
   int planar_used;                    /* the last detection searched only near tight vertices */

@@ -337,7 +337,7 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
   int npt = 0, nee = 0, sweep = dx != NULL;
   double cell = cell_size(m, w, x, r), t = ms_clock();
   if (!keep) w->npair = w->nring = 0;
-  w->slack_ok = 0; /* the pairs change: bounds.c measures their rooms again */
+  w->slack_ok = 0; /* the pairs change: bounds.c measures their rooms and planes again */
   for (int v = 0; v < m->nv && !sweep; v++) w->nearest[v] = INFINITY; /* no triangle: unbounded */
   for (int k = 0; k < 3 * m->nf && !sweep; k++) w->nearest[m->face[k]] = r;
   if (!sweep) w->gap = r;

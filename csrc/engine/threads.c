@@ -78,16 +78,31 @@ static void run_block(int n, int size, ms_block_fn fn, void *ctx, int b) {
 }
 
 /* fn(ctx, lo, hi) for the blocks [lo, hi) of size `size` that cover [0, n), on nt threads (at
- * most; from ms_threads); which thread runs a block never changes what the block computes */
-void ms_blocks_on(int nt, int n, int size, ms_block_fn fn, void *ctx) {
+ * most), `chunk` blocks at a time dealt to them in turn (0: one run of blocks each) */
+static void blocks(int nt, int n, int size, int chunk, ms_block_fn fn, void *ctx) {
   int nb = (n + size - 1) / size;
   if (nt > nb) nt = nb; /* no idle threads started */
   if (nt <= 1) {        /* no OpenMP region: libgomp would allocate a team for each one */
     for (int b = 0; b < nb; b++) run_block(n, size, fn, ctx, b);
     return;
   }
-#pragma omp parallel for schedule(static) num_threads(nt)
+  if (!chunk) chunk = (nb + nt - 1) / nt;
+#pragma omp parallel for schedule(static, chunk) num_threads(nt)
   for (int b = 0; b < nb; b++) run_block(n, size, fn, ctx, b);
+}
+
+/* fn over the blocks of size `size` that cover [0, n), on nt threads (from ms_threads), each
+ * thread a run of neighbouring blocks; which thread runs a block never changes what the block
+ * computes */
+void ms_blocks_on(int nt, int n, int size, ms_block_fn fn, void *ctx) {
+  blocks(nt, n, size, 0, fn, ctx);
+}
+
+/* ms_blocks_on with the blocks dealt to the threads one at a time, for work that gathers in a
+ * few places (the tight vertices of a crumpled corner); a run each keeps a pass over every
+ * element faster where the work is even (an FMS step's springs: 3% on two threads) */
+void ms_blocks_dealt_on(int nt, int n, int size, ms_block_fn fn, void *ctx) {
+  blocks(nt, n, size, 1, fn, ctx);
 }
 
 /* ms_blocks_on with the threads of m */

@@ -82,8 +82,9 @@ def test_a_cloth_crumpling_at_its_pins_is_certified_at_every_step():
 def test_the_certificate_finds_the_same_pairs_on_any_thread_count():
     # a 50 x 50 cloth crumpling at its pins (from about 1 s, up to 240 triangles facing away):
     # the walks about its tight vertices run in blocks of vertices, each thread with marks of
-    # its own, and its point-triangle and edge-edge searches side by side, so 2 and 3 threads
-    # must find the pairs, nearest distances and loose vertices of 1, and the same trajectory
+    # its own, its point-triangle and edge-edge searches side by side, and the sweep of the
+    # vertices it leaves loose patch by patch, so 2 and 3 threads must find the pairs, nearest
+    # distances, loose vertices and swept pairs of 1, and the same trajectory
     runs = []
     for threads in (1, 2, 3):
         sim = hanging(50)
@@ -93,8 +94,9 @@ def test_the_certificate_finds_the_same_pairs_on_any_thread_count():
             start = sim.copy()
             sim.step(1 / 30, "fms", history=False)
             if step % 6 == 5:
-                seen.append((*sim._detected_pairs(True),
-                             *start._planar_path(sim.positions, sim.self_thickness)))
+                path = start._planar_path(sim.positions, sim.self_thickness)
+                swept = start._swept_pairs(sim.positions - start.positions, True, path[1])
+                seen.append((*sim._detected_pairs(True), *path, swept))
         runs.append((sim.positions, seen))
     for positions, seen in runs[1:]:
         assert np.array_equal(positions, runs[0][0])

@@ -49,6 +49,7 @@
 
 #include "hash.h"
 #include "sweep.h"
+#include "threads.h"
 
 /* a patch's side, in the broad phase's cells */
 #define MS_SWEEP_PATCH 8
@@ -82,13 +83,31 @@ typedef struct {
 } side;
 
 /* the scratch arrays of a sweep, kept between calls */
-enum { MS_SWEEP_ARRAYS = 13 + 3 * 2 + 4 * MS_KINDS };
+enum { MS_SWEEP_ARRAYS = 12 + 3 * 2 + 4 * MS_KINDS };
+
+/* one thread's scratch for the passes of a few vertices' sweep: its hash's, the vertices near a
+ * pass, and the pass's two sides (each a primitive's box and index, as many as the largest
+ * kind) */
+typedef struct {
+  ms_hash *hash;
+  ms_buf near;                /* (nv) int */
+  ms_buf lo[2], hi[2], id[2]; /* (3 big) double, (big) int */
+} passer;
+
+/* one pass's pairs, point-triangle and edge-edge, and its status */
+typedef struct {
+  ms_buf pair[2];
+  int npair[2];
+  ms_status st;
+} pass_out;
 
 struct ms_sweep {
   ms_hash *hash;
   ms_buf pair[2]; /* (npair[k], 2) int: the point-triangle and the edge-edge pairs found */
   int npair[2];
   ms_buf scratch[MS_SWEEP_ARRAYS]; /* sweeping's arrays (make) */
+  ms_buf passer;                   /* (threads) passer: a few vertices' sweep's, per thread */
+  ms_buf pout;                     /* (passes) pass_out: and per pass */
 };
 
 /* a vertex and the cube of its patch */
@@ -111,11 +130,11 @@ typedef struct {
   unsigned char *wanted; /* (npatch) 1 where a primitive of the patch holds a vertex of only */
   unsigned char *take;   /* (npatch) 1 where a patch not wanted may meet one that is */
   int *want;             /* (npatch) the wanted patches */
-  int *near, nnear;      /* (nv) a few vertices' sweep: those whose paths may meet the pass's */
   int nflag;             /* a few vertices' sweep: the flagged vertices (s->cube's first) */
   double *reach;         /* (nv) and the longest edge at each vertex along any axis [m] */
   double *vlo, *vhi;     /* (npatch, 3) a bound on each patch's box from its vertices */
   kind kinds[MS_KINDS];
+  int big;      /* the largest kind's count */
   side side[2]; /* scratch of the largest kind's size: the two sides of a pair of patches */
   double cell;  /* the cell of the broad phase [m] */
   int threads;
@@ -127,6 +146,14 @@ void ms_sweep_free(void *ws) {
   ms_hash_free(w->hash);
   free(w->pair[0].p), free(w->pair[1].p);
   for (int k = 0; k < MS_SWEEP_ARRAYS; k++) free(w->scratch[k].p);
+  for (passer *t = w->passer.p; t && t < (passer *)w->passer.p + w->passer.cap; t++) {
+    ms_hash_free(t->hash);
+    free(t->near.p);
+    for (int k = 0; k < 2; k++) free(t->lo[k].p), free(t->hi[k].p), free(t->id[k].p);
+  }
+  for (pass_out *o = w->pout.p; o && o < (pass_out *)w->pout.p + w->pout.cap; o++)
+    free(o->pair[0].p), free(o->pair[1].p);
+  free(w->passer.p), free(w->pout.p);
   free(w);
 }
 
@@ -302,20 +329,29 @@ static void near_wanted(sweeping *s, double r) {
 
 /* ---------------------------------------------------------------- pairs */
 
-/* append the broad phase's hits (i of side a, j of side b) to w's list `which` as pairs of
+/* where the broad phase's pairs go: the hash's workspace and the threads it may use, and the
+ * point-triangle (0) and edge-edge (1) lists with their counts */
+typedef struct {
+  ms_hash **hash;
+  int threads;
+  ms_buf *pair;
+  int *npair;
+} sink;
+
+/* append the broad phase's hits (i of side a, j of side b) to k's list `which` as pairs of
  * primitives, lower edge first for edges */
-static ms_status append(ms_sweep *w, int which, const side *a, const side *b, const int *hit,
+static ms_status append(const sink *k, int which, const side *a, const side *b, const int *hit,
                         int nhit) {
-  size_t n = 2 * ((size_t)w->npair[which] + nhit);
-  if (nhit > INT_MAX - w->npair[which] ||
-      ms_grow(&w->pair[which], n, sizeof(int), 2 * (size_t)w->npair[which]))
+  size_t n = 2 * ((size_t)k->npair[which] + nhit);
+  if (nhit > INT_MAX - k->npair[which] ||
+      ms_grow(&k->pair[which], n, sizeof(int), 2 * (size_t)k->npair[which]))
     return MS_ENOMEM;
-  int *out = (int *)w->pair[which].p + 2 * (size_t)w->npair[which];
+  int *out = (int *)k->pair[which].p + 2 * (size_t)k->npair[which];
   for (int h = 0; h < nhit; h++) {
     int i = a->id[hit[2 * h]], j = b->id[hit[2 * h + 1]], swap = which == 1 && j < i;
     out[2 * h] = swap ? j : i, out[2 * h + 1] = swap ? i : j;
   }
-  w->npair[which] += nhit;
+  k->npair[which] += nhit;
   return MS_OK;
 }
 
@@ -344,15 +380,15 @@ static side part(const side *a, int from, int to) {
   return (side){a->lo + 3 * (size_t)from, a->hi + 3 * (size_t)from, a->id + from, to - from, 0};
 }
 
-/* the broad phase's pairs of sides a and b (same: a is b, each pair once) into w's list */
-static ms_status hashed(ms_sweep *w, const sweeping *s, int which, const side *a, const side *b,
+/* the broad phase's pairs of sides a and b (same: a is b, each pair once) into k's list */
+static ms_status hashed(const sink *k, const sweeping *s, int which, const side *a, const side *b,
                         int same) {
   const int *hit;
   int nhit;
   if (!a->n || !b->n) return MS_OK;
-  ms_status st = ms_hash_overlaps(&w->hash, a->lo, a->hi, a->n, b->lo, b->hi, b->n, same, 1,
-                                  s->cell, s->threads, &hit, &nhit);
-  return st == MS_OK ? append(w, which, a, b, hit, nhit) : st;
+  ms_status st = ms_hash_overlaps(k->hash, a->lo, a->hi, a->n, b->lo, b->hi, b->n, same, 1, s->cell,
+                                  k->threads, &hit, &nhit);
+  return st == MS_OK ? append(k, which, a, b, hit, nhit) : st;
 }
 
 /* the pairs of a's primitives in patch P and b's in Q, into w's list `which`, compared in Q's
@@ -373,8 +409,9 @@ static ms_status patch_pair(ms_sweep *w, sweeping *s, int which, const kind *a, 
   if (!same) facing(b, Q, none, plo, phi, s->only, sb);
   side wa = part(sa, 0, sa->nwanted), oa = part(sa, sa->nwanted, sa->n);
   side wb = part(sb, 0, sb->nwanted);
-  ms_status st = hashed(w, s, which, &wa, same ? &wa : sb, same);
-  return st == MS_OK ? hashed(w, s, which, &oa, &wb, 0) : st;
+  const sink k = {&w->hash, s->threads, w->pair, w->npair};
+  ms_status st = hashed(&k, s, which, &wa, same ? &wa : sb, same);
+  return st == MS_OK ? hashed(&k, s, which, &oa, &wb, 0) : st;
 }
 
 /* the pairs of primitives of patches P and Q (P <= Q) */
@@ -467,27 +504,28 @@ static void own_box(const sweeping *s, int P, double lo[3], double hi[3]) {
     }
 }
 
-/* s->near: the vertices whose paths in the frame moving by c, grown by their reach and r,
- * meet the box lo, hi */
-static void near_box(sweeping *s, const double c[3], const double lo[3], const double hi[3],
-                     double r) {
-  s->nnear = 0;
+/* into near, how many: the vertices whose paths in the frame moving by c, grown by their reach
+ * and r, meet the box lo, hi */
+static int near_box(const sweeping *s, const double c[3], const double lo[3], const double hi[3],
+                    double r, int *near) {
+  int n = 0;
   for (int v = 0; v < s->m->nv; v++) {
     double grow = s->reach[v] + r;
-    int near = 1; /* a path meets the grown box unless both ends lie beyond one side */
+    int meets = 1; /* a path meets the grown box unless both ends lie beyond one side */
     for (int t = 0; t < 3; t++) {
       double a = s->x[3 * v + t], e = a + s->dx[3 * v + t] - c[t];
-      near &= (a <= hi[t] + grow || e <= hi[t] + grow) && (a >= lo[t] - grow || e >= lo[t] - grow);
+      meets &= (a <= hi[t] + grow || e <= hi[t] + grow) && (a >= lo[t] - grow || e >= lo[t] - grow);
     }
-    if (near) s->near[s->nnear++] = v;
+    if (meets) near[n++] = v;
   }
+  return n;
 }
 
 /* into out, boxed in P's frame: k's primitives that P anchors (the first out->nwanted), then
- * those anchored by no patch or a later one whose first vertex is near and whose boxes meet
- * P's own box lo, hi (by their first vertices) */
+ * those anchored by no patch or a later one whose first vertex is among the nnear near and
+ * whose boxes meet P's own box lo, hi (by their first vertices) */
 static void pass_side(const sweeping *s, const kind *k, int P, const double lo[3],
-                      const double hi[3], side *out) {
+                      const double hi[3], const int *near, int nnear, side *out) {
   const double *c = s->c + 3 * P;
   out->n = 0;
   for (int j = k->start[P]; j < k->start[P + 1]; j++) {
@@ -495,8 +533,8 @@ static void pass_side(const sweeping *s, const kind *k, int P, const double lo[3
     out->id[out->n++] = k->member[j];
   }
   out->nwanted = out->n;
-  for (int j = 0; j < s->nnear; j++) {
-    int v = s->near[j], from, to, A;
+  for (int j = 0; j < nnear; j++) {
+    int v = near[j], from, to, A;
     holding(k, v, &from, &to);
     for (int i = from; i < to; i++) {
       int p = held(k, i);
@@ -508,35 +546,85 @@ static void pass_side(const sweeping *s, const kind *k, int P, const double lo[3
   }
 }
 
-/* patch P's pairs, in its frame: its points against its triangles and the others', the
- * others' points against its triangles, its edges against its own and the others'. r: the
- * largest inflation [m] */
-static ms_status pass_pairs(ms_sweep *w, sweeping *s, int P, double r) {
+/* patch P's pairs, in its frame, into k's lists: its points against its triangles and the
+ * others', the others' points against its triangles, its edges against its own and the
+ * others'. t: the pass's scratch; r: the largest inflation [m] */
+static ms_status pass_pairs(const sink *k, const sweeping *s, passer *t, int P, double r) {
   double lo[3], hi[3];
   own_box(s, P, lo, hi);
-  near_box(s, s->c + 3 * P, lo, hi, r);
-  side *a = s->side, *b = s->side + 1;
-  pass_side(s, s->kinds + MS_POINTS, P, lo, hi, a);
-  pass_side(s, s->kinds + MS_TRIANGLES, P, lo, hi, b);
-  side wa = part(a, 0, a->nwanted), oa = part(a, a->nwanted, a->n), wb = part(b, 0, b->nwanted);
-  ms_status st = hashed(w, s, 0, &wa, b, 0);
-  if (st == MS_OK) st = hashed(w, s, 0, &oa, &wb, 0);
+  int *near = t->near.p, nnear = near_box(s, s->c + 3 * P, lo, hi, r, near);
+  side a = {t->lo[0].p, t->hi[0].p, t->id[0].p, 0, 0},
+       b = {t->lo[1].p, t->hi[1].p, t->id[1].p, 0, 0};
+  pass_side(s, s->kinds + MS_POINTS, P, lo, hi, near, nnear, &a);
+  pass_side(s, s->kinds + MS_TRIANGLES, P, lo, hi, near, nnear, &b);
+  side wa = part(&a, 0, a.nwanted), oa = part(&a, a.nwanted, a.n), wb = part(&b, 0, b.nwanted);
+  ms_status st = hashed(k, s, 0, &wa, &b, 0);
+  if (st == MS_OK) st = hashed(k, s, 0, &oa, &wb, 0);
   if (st != MS_OK) return st;
-  pass_side(s, s->kinds + MS_EDGES, P, lo, hi, a);
-  wa = part(a, 0, a->nwanted), oa = part(a, a->nwanted, a->n);
-  st = hashed(w, s, 1, &wa, &wa, 1);
-  return st == MS_OK ? hashed(w, s, 1, &wa, &oa, 0) : st;
+  pass_side(s, s->kinds + MS_EDGES, P, lo, hi, near, nnear, &a);
+  wa = part(&a, 0, a.nwanted), oa = part(&a, a.nwanted, a.n);
+  st = hashed(k, s, 1, &wa, &wa, 1);
+  return st == MS_OK ? hashed(k, s, 1, &wa, &oa, 0) : st;
+}
+
+/* what the passes of a few vertices' sweep share */
+typedef struct {
+  ms_sweep *w;
+  const sweeping *s;
+  double r;
+  int threads; /* those each pass's hash may use */
+} passing;
+
+/* the passes of patches [p0, p1), each into its own lists, on this thread's scratch */
+static void pass_block(void *ctx, int p0, int p1) {
+  const passing *c = ctx;
+  passer *t = (passer *)c->w->passer.p + ms_thread_id();
+  for (int P = p0; P < p1; P++) {
+    pass_out *o = (pass_out *)c->w->pout.p + P;
+    o->npair[0] = o->npair[1] = 0;
+    const sink k = {&t->hash, c->threads, o->pair, o->npair};
+    o->st = pass_pairs(&k, c->s, t, P, c->r);
+  }
 }
 
 /* the pairs of the few patches of flagged vertices, one pass each: a primitive holding a
  * flagged vertex is anchored by that vertex's patch (the first such vertex's), and a pair of
- * two anchored primitives is found in the pass of the lower anchor */
+ * two anchored primitives is found in the pass of the lower anchor. The passes run on the
+ * sweep's threads, dealt to them in turn, each thread with scratch of its own (its hash then on
+ * one thread), and their pairs are joined in the order of the patches */
 static ms_status few_pairs(ms_sweep *w, sweeping *s, double r) {
   extent(s, s->reach);
   for (kind *k = s->kinds; k < s->kinds + MS_KINDS; k++) anchored(s, k);
-  ms_status st = MS_OK;
-  for (int P = 0; P < s->npatch && st == MS_OK; P++) st = pass_pairs(w, s, P, r);
-  return st;
+  // (a thread's scratch is the one of its number in the pass, which runs in no other)
+  int nt = s->threads < 1 ? 1 : s->threads > s->npatch ? s->npatch : s->threads;
+  if (ms_grow(&w->passer, nt, sizeof(passer), w->passer.cap) ||
+      ms_grow(&w->pout, s->npatch, sizeof(pass_out), w->pout.cap))
+    return MS_ENOMEM;
+  for (passer *t = w->passer.p; t < (passer *)w->passer.p + nt; t++) {
+    if (ms_grow(&t->near, s->m->nv, sizeof(int), 0)) return MS_ENOMEM;
+    for (int k = 0; k < 2; k++)
+      if (ms_grow(t->lo + k, 3 * (size_t)s->big, sizeof(double), 0) ||
+          ms_grow(t->hi + k, 3 * (size_t)s->big, sizeof(double), 0) ||
+          ms_grow(t->id + k, s->big, sizeof(int), 0))
+        return MS_ENOMEM;
+  }
+  passing c = {w, s, r, nt > 1 ? 1 : s->threads};
+  ms_blocks_dealt_on(nt, s->npatch, 1, pass_block, &c);
+  // the passes' pairs, in the order of their patches
+  for (const pass_out *o = w->pout.p; o < (pass_out *)w->pout.p + s->npatch; o++) {
+    if (o->st != MS_OK) return o->st;
+    for (int k = 0; k < 2; k++) {
+      size_t n = 2 * ((size_t)w->npair[k] + o->npair[k]);
+      if (o->npair[k] > INT_MAX - w->npair[k] ||
+          ms_grow(w->pair + k, n, sizeof(int), 2 * (size_t)w->npair[k]))
+        return MS_ENOMEM;
+      if (o->npair[k])
+        memcpy((int *)w->pair[k].p + 2 * (size_t)w->npair[k], o->pair[k].p,
+               2 * sizeof(int) * o->npair[k]);
+      w->npair[k] += o->npair[k];
+    }
+  }
+  return MS_OK;
 }
 
 /* ---------------------------------------------------------------- entry point */
@@ -579,7 +667,7 @@ static int make(ms_sweep *w, sweeping *s, const ms_model *m, double r) {
   s->patch = room(b++, nv, sizeof(int), &ok), s->c = room(b++, 3 * nv, sizeof(double), &ok);
   s->plo = room(b++, 3 * nv, sizeof(double), &ok), s->phi = room(b++, 3 * nv, sizeof(double), &ok);
   s->wanted = room(b++, nv, 1, &ok), s->take = room(b++, nv, 1, &ok);
-  s->want = room(b++, nv, sizeof(int), &ok), s->near = room(b++, nv, sizeof(int), &ok);
+  s->want = room(b++, nv, sizeof(int), &ok), s->big = (int)big;
   s->reach = room(b++, nv, sizeof(double), &ok);
   s->vlo = room(b++, 3 * nv, sizeof(double), &ok), s->vhi = room(b++, 3 * nv, sizeof(double), &ok);
   for (int k = 0; k < 2; k++) {

@@ -152,6 +152,7 @@ struct ms_planar {
   ms_buf lo, hi;    /* (3 nb) double: the boundary's vertices' boxes in the plane */
   ms_buf blo, bhi;  /* (3 nb) double: the boundary's edge boxes in the plane */
   ms_buf good;      /* (nf) unsigned char: the triangles kept (1) */
+  ms_buf fnormal;   /* (nf,3) double: the triangles' area normals */
   ms_buf bnd;       /* (2 nb) int: the kept triangles' boundary edges, in their direction */
   ms_buf bface;     /* (nb) int: and the triangle of each */
   ms_buf vout;      /* (nv) int: per vertex, the boundary edge leaving it (or how many leave) */
@@ -182,10 +183,10 @@ void ms_planar_free(void *ws) {
     free(k->fseen.p), free(k->eseen.p), free(k->near.p), free(k->vedge.p);
   for (walked_block *o = w->wblock.p; o && o < (walked_block *)w->wblock.p + w->wblock.cap; o++)
     free(o->pairs[0].p), free(o->pairs[1].p);
-  ms_buf *b[] = {&w->uv,    &w->duv,   &w->sigma,  &w->rho,   &w->beta,  &w->lo,        &w->hi,
-                 &w->blo,   &w->bhi,   &w->good,   &w->bnd,   &w->bface, &w->vout,      &w->piece,
-                 &w->pinch, &w->fmark, &w->sort,   &w->how,   w->walked, w->walked + 1, &w->held,
-                 &w->whole, &w->stamp, &w->walker, &w->wblock};
+  ms_buf *b[] = {&w->uv,    &w->duv,   &w->sigma,  &w->rho,    &w->beta,   &w->lo,        &w->hi,
+                 &w->blo,   &w->bhi,   &w->good,   &w->bnd,    &w->bface,  &w->vout,      &w->piece,
+                 &w->pinch, &w->fmark, &w->sort,   &w->how,    w->walked,  w->walked + 1, &w->held,
+                 &w->whole, &w->stamp, &w->walker, &w->wblock, &w->fnormal};
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
   for (finder *f = w->find; f < w->find + 2; f++) {
     ms_hash_free(f->hash);
@@ -214,19 +215,45 @@ static void normal(const ms_model *m, const double *x, int f, double n[3]) {
   cross(e, g, n);
 }
 
-/* the unit axis a along the sum of the area normals, and good[f] = 1 for the triangles whose
- * normal is more than MS_PLANAR_COS from edge-on to it; 0 when there is no axis */
-static int axis(const ms_model *m, const double *x, double a[3], unsigned char *good) {
-  double n[3], len;
+/* what the blocks of axis share: the positions, the triangles' area normals (nf,3), the axis
+ * and the triangles kept */
+typedef struct {
+  const ms_model *m;
+  const double *x;
+  double *n;
+  const double *a;
+  unsigned char *good;
+} axing;
+
+/* the area normals of triangles [f0, f1) */
+static void normals_block(void *ctx, int f0, int f1) {
+  const axing *c = ctx;
+  for (int f = f0; f < f1; f++) normal(c->m, c->x, f, c->n + 3 * (size_t)f);
+}
+
+/* good[f] for triangles [f0, f1) */
+static void facing_block(void *ctx, int f0, int f1) {
+  const axing *c = ctx;
+  for (int f = f0; f < f1; f++) {
+    const double *n = c->n + 3 * (size_t)f;
+    c->good[f] = dot(n, c->a) > MS_PLANAR_COS * sqrt(dot(n, n));
+  }
+}
+
+/* the unit axis a along the sum of the area normals (n: scratch for them, (nf,3); the sum in
+ * the triangles' order), and good[f] = 1 for the triangles whose normal is more than
+ * MS_PLANAR_COS from edge-on to it, on `threads` threads; 0 when there is no axis */
+static int axis(const ms_model *m, const double *x, int threads, double *n, double a[3],
+                unsigned char *good) {
+  axing c = {m, x, n, a, good};
+  ms_blocks_on(threads, m->nf, MS_PLANAR_BLOCK, normals_block, &c);
   a[0] = a[1] = a[2] = 0;
-  for (int f = 0; f < m->nf; f++) normal(m, x, f, n), a[0] += n[0], a[1] += n[1], a[2] += n[2];
-  len = sqrt(dot(a, a));
+  for (int f = 0; f < m->nf; f++)
+    for (int t = 0; t < 3; t++) a[t] += n[3 * (size_t)f + t];
+  double len = sqrt(dot(a, a));
   if (!(len > 0) || !isfinite(len)) return 0;
   for (int t = 0; t < 3; t++) a[t] /= len;
-  for (int f = 0; f < m->nf; f++) {
-    normal(m, x, f, n);
-    good[f] = dot(n, a) > MS_PLANAR_COS * sqrt(dot(n, n));
-  }
+  ms_blocks_on(threads, m->nf, MS_PLANAR_BLOCK, facing_block, &c);
   return 1;
 }
 
@@ -566,15 +593,32 @@ static int covers_once(ms_planar *w, const ms_model *m, double eps) {
   return 1;
 }
 
-/* the rounding margin eps of distances near r at x: projected and measured distances are
- * exact to far better than it; infinite where a coordinate is NaN or beyond MS_PLANAR_BIG */
-static double margin(const ms_model *m, const double *x, double r) {
+/* what the blocks of margin share: the coordinates, and each block's largest magnitude */
+typedef struct {
+  const double *x;
+  int size;
+  double *most;
+} bounding;
+
+/* the largest magnitude of coordinates [k0, k1) into its block's, infinite past MS_PLANAR_BIG
+ * (NaN too) */
+static void bound_block(void *ctx, int k0, int k1) {
+  const bounding *c = ctx;
   double big = 0;
-  for (int k = 0; k < 3 * m->nv; k++) {
-    if (!(fabs(x[k]) < MS_PLANAR_BIG)) return INFINITY; /* NaN too */
-    big = ms_max(big, fabs(x[k]));
-  }
-  return MS_PLANAR_EPS * (r + big);
+  for (int k = k0; k < k1 && big < INFINITY; k++)
+    big = !(fabs(c->x[k]) < MS_PLANAR_BIG) ? INFINITY : ms_max(big, fabs(c->x[k]));
+  c->most[k0 / c->size] = big;
+}
+
+/* the rounding margin eps of distances near r at x: projected and measured distances are
+ * exact to far better than it; infinite where a coordinate is NaN or beyond MS_PLANAR_BIG
+ * (the largest magnitude, in blocks on `threads` threads: a maximum in any order) */
+static double margin(const ms_model *m, const double *x, double r, int threads) {
+  double most[MS_PARTS], big = 0;
+  bounding c = {x, ms_part_size(3 * m->nv, MS_PLANAR_BLOCK), most};
+  ms_blocks_on(threads, 3 * m->nv, c.size, bound_block, &c);
+  for (int b = 0; b * c.size < 3 * m->nv; b++) big = ms_max(big, most[b]);
+  return big < INFINITY ? MS_PLANAR_EPS * (r + big) : INFINITY;
 }
 
 /* b grown to n elements of `size` bytes; 1, or 0 when out of memory */
@@ -624,9 +668,10 @@ static ms_status certify(ms_planar *w, const ms_model *m, const double *x, doubl
       !room(&w->piece, m->nf, sizeof(int)) || !room(&w->whole, m->nf, 1) ||
       !room(&w->stamp, m->nf, sizeof(int)) || !room(&w->lo, 3 * nb, sizeof(double)) ||
       !room(&w->hi, 3 * nb, sizeof(double)) || !room(&w->blo, 3 * nb, sizeof(double)) ||
+      !room(&w->fnormal, 3 * (size_t)m->nf, sizeof(double)) ||
       !room(&w->bhi, 3 * nb, sizeof(double)))
     return MS_ENOMEM;
-  if (!axis(m, x, a, w->good.p)) return MS_OK;
+  if (!axis(m, x, threads, w->fnormal.p, a, w->good.p)) return MS_OK;
   project(m, x, a, w->uv.p);
   ms_status st = settle(w, m, NULL, cap, eps, cell, threads, certified);
   if (st == MS_OK && *certified) *certified = covers_once(w, m, eps);
@@ -1027,7 +1072,7 @@ ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, do
   ms_planar *w = *wp ? *wp : ms_alloc(1, sizeof(ms_planar));
   if (!w) return MS_ENOMEM;
   *wp = w, *npt = *nee = 0;
-  double eps = margin(m, x, r), bar = r + eps, a[3];
+  double eps = margin(m, x, r, threads), bar = r + eps, a[3];
   ms_status st = certify(w, m, x, eps, bar, cell, threads, a, certified);
   if (st != MS_OK || !*certified) return st;
   hold(w, m, x, a);
@@ -1088,7 +1133,8 @@ ms_status ms_planar_path(ms_planar **wp, const ms_model *m, const double *x, con
   if (!w) return MS_ENOMEM;
   *wp = w, *npt = *nee = 0;
   // the rounding margin of the larger of the paths' ends (infinite: refused)
-  double eps = ms_max(margin(m, x, floor), margin(m, y, floor)), need = floor + eps, a[3];
+  double eps = ms_max(margin(m, x, floor, threads), margin(m, y, floor, threads)),
+         need = floor + eps, a[3];
   ms_status st = certify_path(w, m, x, eps, need, cell, threads, a, certified);
   if (st != MS_OK || !*certified) return st;
   if (!room(&w->duv, 3 * (size_t)m->nv, sizeof(double))) return *certified = 0, MS_ENOMEM;

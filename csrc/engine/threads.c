@@ -105,6 +105,14 @@ void ms_blocks_dealt_on(int nt, int n, int size, ms_block_fn fn, void *ctx) {
   blocks(nt, n, size, 1, fn, ctx);
 }
 
+/* a block size for n elements that makes at most MS_PARTS blocks, each at least `least` long:
+ * from n alone, so that values per block, joined in block order, do not depend on the thread
+ * count, and fit an array of MS_PARTS */
+int ms_part_size(int n, int least) {
+  int size = (int)(((int64_t)n + MS_PARTS - 1) / MS_PARTS);
+  return size > least ? size : least;
+}
+
 /* ms_blocks_on with the threads of m */
 void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx) {
   ms_blocks_on(ms_threads(m), n, size, fn, ctx);

@@ -590,8 +590,9 @@ static void pass_block(void *ctx, int p0, int p1) {
 /* the pairs of the few patches of flagged vertices, one pass each: a primitive holding a
  * flagged vertex is anchored by that vertex's patch (the first such vertex's), and a pair of
  * two anchored primitives is found in the pass of the lower anchor. The passes run on the
- * sweep's threads, dealt to them in turn, each thread with scratch of its own (its hash then on
- * one thread), and their pairs are joined in the order of the patches */
+ * sweep's threads, dealt to them in turn, each thread with scratch of its own (its hash on one
+ * thread where passes run side by side, on all of them for a single pass), and their pairs are
+ * joined in the order of the patches */
 static ms_status few_pairs(ms_sweep *w, sweeping *s, double r) {
   extent(s, s->reach);
   for (kind *k = s->kinds; k < s->kinds + MS_KINDS; k++) anchored(s, k);

@@ -432,16 +432,10 @@ static ms_status collect(ms_hash *w, const query *q) {
   collecting c = {w, q};
   ms_blocks_on(q->threads, q->a.n, MS_HASH_BLOCK, collect_block, &c);
   const part *pt = w->part.p;
-  size_t n = 0;
-  for (size_t b = 0; b < nblock; b++) {
-    if (pt[b].st != MS_OK) return pt[b].st;
-    n += pt[b].npair;
-  }
-  if (n > INT_MAX || ms_grow(&w->pairs, 2 * n, sizeof(int), 0)) return MS_ENOMEM;
   w->npair = 0;
   for (size_t b = 0; b < nblock; b++) {
-    memcpy((int *)w->pairs.p + 2 * (size_t)w->npair, pt[b].pairs.p, 2 * sizeof(int) * pt[b].npair);
-    w->npair += pt[b].npair;
+    if (pt[b].st != MS_OK) return pt[b].st;
+    if (ms_append_pairs(&w->pairs, &w->npair, pt[b].pairs.p, pt[b].npair)) return MS_ENOMEM;
   }
   return MS_OK;
 }

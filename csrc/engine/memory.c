@@ -1,6 +1,7 @@
 /* memory.c: allocation of model, data and workspace arrays, with a test hook that makes a
  * chosen allocation fail so that recovery from out-of-memory can be tested, and the sorting of
  * the index pairs they hold */
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,14 @@ int ms_grow(ms_buf *b, size_t n, size_t size, size_t keep) {
   if (keep) memcpy(q, b->p, keep * size);
   free(b->p);
   b->p = q, b->cap = more;
+  return 0;
+}
+
+int ms_append_pairs(ms_buf *out, int *n, const int *q, int more) {
+  if (more > INT_MAX - *n || ms_grow(out, 2 * ((size_t)*n + more), sizeof(int), 2 * (size_t)*n))
+    return -1;
+  if (more) memcpy((int *)out->p + 2 * (size_t)*n, q, 2 * sizeof(int) * (size_t)more);
+  *n += more;
   return 0;
 }
 

@@ -377,6 +377,9 @@ typedef struct {
  * its cap by half or to n, keeping its first `keep`; 0, or -1 with b untouched when out of
  * memory */
 int ms_grow(ms_buf *b, size_t n, size_t size, size_t keep);
+/* the `more` index pairs q (2 ints each) appended to the *n pairs of out, *n counting them; 0,
+ * or -1 with out and *n untouched when out of memory or the count would pass INT_MAX */
+int ms_append_pairs(ms_buf *out, int *n, const int *q, int more);
 /* index pairs (i, j), 2 ints each: ordered by i then j (a qsort comparator); the n pairs of p
  * sorted so, each kept once (returns how many): by a radix sort through scratch (grown to 2 n
  * ints) where it is given and can grow, else by qsort */

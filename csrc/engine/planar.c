@@ -834,14 +834,6 @@ static int apart_pairs(const ms_model *m, ms_pair_kind kind, int *p, int n) {
   return left;
 }
 
-/* the pair (i, j) appended to the n pairs of out; 0 when out of memory */
-static int push(ms_buf *out, int *n, int i, int j) {
-  if (ms_grow(out, 2 * ((size_t)*n + 1), sizeof(int), 2 * (size_t)*n)) return 0;
-  int *p = out->p;
-  p[2 * *n] = i, p[2 * *n + 1] = j, (*n)++;
-  return 1;
-}
-
 /* the pairs of tight vertex v (whose boxes b overlap, where given) from the count triangles
  * near it (k->near, walk k->mark): v against each that does not hold it, and each edge at v
  * against each edge within bar of v in the plane (uv), appended to o's (o->n[0] and o->n[1]
@@ -860,7 +852,7 @@ static int near_pairs(const double *uv, walker *k, const ms_model *m, int v, int
     const int *c = m->face + 3 * near[i], f = near[i];
     if (c[0] != v && c[1] != v && c[2] != v &&
         (!b || ms_boxes_overlap(b->plo + 3 * v, b->phi + 3 * v, b->flo + 3 * f, b->fhi + 3 * f)) &&
-        !push(o->pairs, n, v, f))
+        ms_append_pairs(o->pairs, n, (const int[2]){v, f}, 1))
       return 0;
     for (int t = 0; t < 3; t++) {
       int e = m->fside[3 * f + t], *g = m->fedge + 2 * e;
@@ -873,8 +865,8 @@ static int near_pairs(const double *uv, walker *k, const ms_model *m, int v, int
             (b && !ms_boxes_overlap(b->elo + 3 * e, b->ehi + 3 * e, b->elo + 3 * vedge[j],
                                     b->ehi + 3 * vedge[j])))
           continue;
-        if (!push(o->pairs + 1, n + 1, e < vedge[j] ? e : vedge[j], e < vedge[j] ? vedge[j] : e))
-          return 0;
+        const int pair[2] = {e < vedge[j] ? e : vedge[j], e < vedge[j] ? vedge[j] : e};
+        if (ms_append_pairs(o->pairs + 1, n + 1, pair, 1)) return 0;
       }
     }
   }
@@ -983,23 +975,9 @@ static ms_status walk_tight(ms_planar *w, const ms_model *m, double bar, const d
   // the blocks' pairs, in block order
   n[0] = n[1] = 0;
   for (walked_block *o = w->wblock.p; o < (walked_block *)w->wblock.p + nb; o++)
-    for (int t = 0; t < 2; t++) {
-      if (!o->ok || o->n[t] > INT_MAX - n[t] ||
-          ms_grow(w->walked + t, 2 * ((size_t)n[t] + o->n[t]), sizeof(int), 2 * (size_t)n[t]))
-        return MS_ENOMEM;
-      if (o->n[t])
-        memcpy((int *)w->walked[t].p + 2 * (size_t)n[t], o->pairs[t].p, 2 * sizeof(int) * o->n[t]);
-      n[t] += o->n[t];
-    }
+    for (int t = 0; t < 2; t++)
+      if (!o->ok || ms_append_pairs(w->walked + t, n + t, o->pairs[t].p, o->n[t])) return MS_ENOMEM;
   return MS_OK;
-}
-
-/* out's n pairs followed by the first `more` pairs of walked; NULL when out of memory */
-static int *appended(ms_buf *out, int n, const ms_buf *walked, int more) {
-  if (ms_grow(out, 2 * ((size_t)n + more), sizeof(int), 2 * (size_t)n)) return NULL;
-  int *p = out->p;
-  memcpy(p + 2 * (size_t)n, walked->p, 2 * sizeof(int) * more);
-  return p;
 }
 
 /* what tight_points and tight_edges share: the walks' pairs (walked[0] point-triangle,
@@ -1024,15 +1002,16 @@ static void tight_points(void *ctx) {
   const ms_model *m = c->m;
   const ms_planar_boxes *b = c->b;
   finder *f = c->w->find;
-  int n = 0, count = holding(c->w, f, NULL, m->nv, 1, b->plo, b->phi), walked = c->walked[0];
+  int n = 0, count = holding(c->w, f, NULL, m->nv, 1, b->plo, b->phi);
   ms_status st = search(c->w, f, b->flo, b->fhi, m->face, 3, m->nf, 0, count, c->cell, 1, 1, &n);
   if (st == MS_OK) {
     count = holding(c->w, f, m->face, m->nf, 3, b->flo, b->fhi);
     st = search(c->w, f, b->plo, b->phi, NULL, 1, m->nv, 1, count, c->cell, 1, 0, &n);
   }
-  int *p = st == MS_OK ? appended(&f->out, n, c->w->walked, walked) : NULL;
-  if (p) c->n[0] = ms_unique_pairs(p, apart_pairs(m, MS_PAIR_PT, p, n + walked), &f->sort);
-  c->st[0] = st != MS_OK ? st : p ? MS_OK : MS_ENOMEM;
+  if (st == MS_OK && ms_append_pairs(&f->out, &n, c->w->walked[0].p, c->walked[0])) st = MS_ENOMEM;
+  if (st == MS_OK)
+    c->n[0] = ms_unique_pairs(f->out.p, apart_pairs(m, MS_PAIR_PT, f->out.p, n), &f->sort);
+  c->st[0] = st;
 }
 
 /* the edge-edge pairs with a tight vertex: the walked ones, every other edge against the
@@ -1047,10 +1026,10 @@ static void tight_edges(void *ctx) {
   ms_status st =
       search(c->w, f, b->elo, b->ehi, m->fedge, 2, m->ne, 1, count, c->cell, 1, 0, &nhit);
   if (st == MS_OK) st = among_few(f, count, c->cell, 1, &nhit);
-  int *p = st == MS_OK ? appended(&f->out, nhit, c->w->walked + 1, c->walked[1]) : NULL;
-  c->st[1] = st != MS_OK ? st : p ? MS_OK : MS_ENOMEM;
-  if (!p) return;
-  int n = apart_pairs(m, MS_PAIR_EE, p, nhit + c->walked[1]);
+  if (st == MS_OK && ms_append_pairs(&f->out, &nhit, c->w->walked[1].p, c->walked[1]))
+    st = MS_ENOMEM;
+  if ((c->st[1] = st) != MS_OK) return;
+  int *p = f->out.p, n = apart_pairs(m, MS_PAIR_EE, p, nhit);
   for (int k = 0; k < n; k++) {
     int i = p[2 * k], j = p[2 * k + 1];
     p[2 * k] = i < j ? i : j, p[2 * k + 1] = i < j ? j : i;

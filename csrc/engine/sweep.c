@@ -614,16 +614,8 @@ static ms_status few_pairs(ms_sweep *w, sweeping *s, double r) {
   // the passes' pairs, in the order of their patches
   for (const pass_out *o = w->pout.p; o < (pass_out *)w->pout.p + s->npatch; o++) {
     if (o->st != MS_OK) return o->st;
-    for (int k = 0; k < 2; k++) {
-      size_t n = 2 * ((size_t)w->npair[k] + o->npair[k]);
-      if (o->npair[k] > INT_MAX - w->npair[k] ||
-          ms_grow(w->pair + k, n, sizeof(int), 2 * (size_t)w->npair[k]))
-        return MS_ENOMEM;
-      if (o->npair[k])
-        memcpy((int *)w->pair[k].p + 2 * (size_t)w->npair[k], o->pair[k].p,
-               2 * sizeof(int) * o->npair[k]);
-      w->npair[k] += o->npair[k];
-    }
+    for (int k = 0; k < 2; k++)
+      if (ms_append_pairs(w->pair + k, w->npair + k, o->pair[k].p, o->npair[k])) return MS_ENOMEM;
   }
   return MS_OK;
 }

@@ -84,7 +84,8 @@ def test_the_certificate_finds_the_same_pairs_on_any_thread_count():
     # the walks about its tight vertices run in blocks of vertices, each thread with marks of
     # its own, its point-triangle and edge-edge searches side by side, and the sweep of the
     # vertices it leaves loose patch by patch, so 2 and 3 threads must find the pairs, nearest
-    # distances, loose vertices and swept pairs of 1, and the same trajectory
+    # distances, loose vertices and swept pairs of 1, and the same trajectory, which never
+    # crosses itself
     runs = []
     for threads in (1, 2, 3):
         sim = hanging(50)
@@ -94,6 +95,7 @@ def test_the_certificate_finds_the_same_pairs_on_any_thread_count():
             start = sim.copy()
             sim.step(1 / 30, "fms", history=False)
             if step % 6 == 5:
+                assert sim.self_intersections() == 0, (threads, step)
                 path = start._planar_path(sim.positions, sim.self_thickness)
                 swept = start._swept_pairs(sim.positions - start.positions, True, path[1])
                 seen.append((*sim._detected_pairs(True), *path, swept))

@@ -60,8 +60,9 @@ int ms_compare_pairs(const void *a, const void *b) {
 /* p (n pairs of indices >= 0) sorted as ms_compare_pairs orders them (keys 2) or by their
  * first index alone, ties in the order they came (keys 1), by a least significant digit radix
  * sort: stable passes over the second index's digits (keys 2), then the first's, through the
- * copy scratch (2 n ints) */
+ * copy scratch (2 n ints); fewer than two pairs are left as they are (p may then be null) */
 static void radix_pairs(int *p, int n, int *copy, int keys) {
+  if (n < 2) return;
   int *src = p, *dst = copy;
   unsigned top[2] = {0, 0};
   for (int k = 0; k < 2 * n; k++) top[k & 1] |= (unsigned)p[k];
@@ -89,6 +90,7 @@ int ms_group_pairs(int *p, int n, ms_buf *scratch) {
 }
 
 int ms_unique_pairs(int *p, int n, ms_buf *scratch) {
+  if (n < 2) return n;
   int kept = 0;
   if (scratch && !ms_grow(scratch, 2 * (size_t)n, sizeof(int), 0))
     radix_pairs(p, n, scratch->p, 2);

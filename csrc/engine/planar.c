@@ -605,9 +605,12 @@ typedef struct {
 static void bound_block(void *ctx, int k0, int k1) {
   const bounding *c = ctx;
   double big = 0;
-  for (int k = k0; k < k1 && big < INFINITY; k++)
-    big = !(fabs(c->x[k]) < MS_PLANAR_BIG) ? INFINITY : ms_max(big, fabs(c->x[k]));
-  c->most[k0 / c->size] = big;
+  int wild = 0; /* a NaN, or a magnitude past MS_PLANAR_BIG: no branch, so the loop vectorises */
+  for (int k = k0; k < k1; k++) {
+    double a = fabs(c->x[k]);
+    wild |= !(a < MS_PLANAR_BIG), big = a > big ? a : big;
+  }
+  c->most[k0 / c->size] = wild ? INFINITY : big;
 }
 
 /* the rounding margin eps of distances near r at x: projected and measured distances are

@@ -57,6 +57,8 @@
  * larger than the sweep's own, for fewer passes), and the most it sweeps one pass each */
 #define MS_SWEEP_PASS 16
 #define MS_SWEEP_FEW 16
+/* vertices per block of a parallel pass */
+#define MS_SWEEP_BLOCK 1024
 /* cube coordinates are clamped to +-this (2^62) */
 #define MS_SWEEP_FAR 4611686018427387904.0
 
@@ -277,26 +279,55 @@ static void gather(sweeping *s, kind *k, const unsigned char *take) {
     }
 }
 
+/* the farthest apart the ends of triangle edge e lie along any axis, at x or at x + dx [m] (a NaN
+ * coordinate counts for nothing) */
+static double edge_extent(const sweeping *s, int e) {
+  size_t a = 3 * (size_t)s->m->fedge[2 * e], b = 3 * (size_t)s->m->fedge[2 * e + 1];
+  double len = 0;
+  for (int t = 0; t < 3; t++) {
+    double at = fabs(s->x[a + t] - s->x[b + t]),
+           end = fabs(s->x[a + t] + s->dx[a + t] - s->x[b + t] - s->dx[b + t]);
+    len = at > len ? at : len, len = end > len ? end : len;
+  }
+  return len;
+}
+
+/* what the blocks of extent share: the sweep, and each block's largest reach */
+typedef struct {
+  const sweeping *s;
+  int size;
+  double *most;
+} extending;
+
+/* s->reach of vertices [v0, v1), the longest edge_extent of the edges at each, and their
+ * largest into the block's */
+static void extent_block(void *ctx, int v0, int v1) {
+  const extending *c = ctx;
+  const ms_model *m = c->s->m;
+  double most = 0;
+  for (int v = v0; v < v1; v++) {
+    double reach = 0;
+    for (int i = m->ve_start[v]; i < m->ve_start[v + 1]; i++) {
+      double len = edge_extent(c->s, m->ve[i]);
+      reach = len > reach ? len : reach;
+    }
+    c->s->reach[v] = reach, most = reach > most ? reach : most;
+  }
+  c->most[v0 / c->size] = most;
+}
+
 /* the farthest apart two ends of a triangle edge lie along any axis, at x or at x + dx: every
  * vertex of a primitive lies at most that far from its first vertex, at both ends [m]; into
- * reach (nv) where given, the same over the edges at each vertex (a primitive's vertices lie
- * at most its first vertex's reach from it, each joined to it by an edge) */
-static double extent(const sweeping *s, double *reach) {
-  const ms_model *m = s->m;
-  double most = 0;
-  if (reach) memset(reach, 0, sizeof(double) * m->nv);
-  for (int e = 0; e < m->ne; e++) {
-    int u = m->fedge[2 * e], v = m->fedge[2 * e + 1];
-    double len = 0;
-    for (int t = 0; t < 3; t++) {
-      size_t a = 3 * (size_t)u + t, b = 3 * (size_t)v + t;
-      len = ms_max(len,
-                   ms_max(fabs(s->x[a] - s->x[b]), fabs(s->x[a] + s->dx[a] - s->x[b] - s->dx[b])));
-    }
-    most = ms_max(most, len);
-    if (reach) reach[u] = ms_max(reach[u], len), reach[v] = ms_max(reach[v], len);
-  }
-  return most;
+ * s->reach (nv) the same over the edges at each vertex (a primitive's vertices lie at most its
+ * first vertex's reach from it, each joined to it by an edge). Vertex by vertex in blocks on
+ * the sweep's threads: each edge is measured at both its ends, and the largest is a maximum in
+ * any order */
+static double extent(const sweeping *s) {
+  double most[MS_PARTS], big = 0;
+  extending c = {s, ms_part_size(s->m->nv, MS_SWEEP_BLOCK), most};
+  ms_blocks_on(s->threads, s->m->nv, c.size, extent_block, &c);
+  for (int b = 0; b * c.size < s->m->nv; b++) big = most[b] > big ? most[b] : big;
+  return big;
 }
 
 /* s->take[P] = 1 for the patches not wanted whose primitives' boxes may meet a wanted patch's: a
@@ -304,7 +335,7 @@ static double extent(const sweeping *s, double *reach) {
  * extent and the largest inflation r, meets one (the wanted patches' boxes gathered) */
 static void near_wanted(sweeping *s, double r) {
   unsigned char *take = s->take;
-  double *lo = s->vlo, *hi = s->vhi, grow = extent(s, NULL) + r;
+  double *lo = s->vlo, *hi = s->vhi, grow = extent(s) + r;
   for (int k = 0; k < 3 * s->npatch; k++) lo[k] = INFINITY, hi[k] = -INFINITY;
   for (int v = 0; v < s->m->nv; v++)
     for (int t = 0; t < 3; t++) {
@@ -594,7 +625,7 @@ static void pass_block(void *ctx, int p0, int p1) {
  * thread where passes run side by side, on all of them for a single pass), and their pairs are
  * joined in the order of the patches */
 static ms_status few_pairs(ms_sweep *w, sweeping *s, double r) {
-  extent(s, s->reach);
+  extent(s);
   for (kind *k = s->kinds; k < s->kinds + MS_KINDS; k++) anchored(s, k);
   // (a thread's scratch is the one of its number in the pass, which runs in no other)
   int nt = s->threads < 1 ? 1 : s->threads > s->npatch ? s->npatch : s->threads;

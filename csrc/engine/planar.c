@@ -449,21 +449,21 @@ static double apart(const double *uv, const double *duv, int v, int p, int q, do
              : ms_plane_gap(uv + 3 * v, uv + 3 * p, uv + 3 * q);
 }
 
-/* each vertex's largest move in the plane relative to a neighbour along the paths uv + s duv
- * (its link's corners are its neighbours across the triangles' edges) */
-static void neighbour_moves(const ms_model *m, const double *duv, double *most) {
-  for (int v = 0; v < m->nv; v++) most[v] = 0;
-  for (int e = 0; e < m->ne; e++) {
-    int a = m->fedge[2 * e], b = m->fedge[2 * e + 1];
-    double d = moved(duv, a, b);
-    most[a] = ms_max(most[a], d), most[b] = ms_max(most[b], d);
+/* vertex v's largest move in the plane relative to a neighbour along the paths uv + s duv (its
+ * link's corners are its neighbours across the triangles' edges) */
+static double neighbour_move(const ms_model *m, const double *duv, int v) {
+  double most = 0;
+  for (int j = m->ve_start[v]; j < m->ve_start[v + 1]; j++) {
+    const int *e = m->fedge + 2 * m->ve[j];
+    most = ms_max(most, moved(duv, e[0], e[1]));
   }
+  return most;
 }
 
 /* what the blocks of link_distances share */
 typedef struct {
   const ms_model *m;
-  const double *uv, *duv, *most;
+  const double *uv, *duv;
   double need, *rho;
 } linking;
 
@@ -472,7 +472,7 @@ static void link_block(void *ctx, int v0, int v1) {
   const linking *c = ctx;
   const ms_model *m = c->m;
   for (int v = v0; v < v1; v++) {
-    double low = c->duv ? c->rho[v] - c->most[v] : -INFINITY;
+    double low = c->duv ? c->rho[v] - neighbour_move(m, c->duv, v) : -INFINITY;
     c->rho[v] = low >= c->need ? low : INFINITY;
     if (low >= c->need) continue; /* (along paths only) its bound is known */
     for (int j = m->vf_start[v]; j < m->vf_start[v + 1]; j++) {
@@ -486,15 +486,14 @@ static void link_block(void *ctx, int v0, int v1) {
 
 /* rho_v: each vertex's distance to its link in the plane at uv (duv NULL), or a lower bound on
  * it along the paths uv + s duv (finite) that shows need where it can, from rho at uv (given
- * in rho; scratch: nv doubles), on `threads` threads. Along paths only whether rho_v shows need
+ * in rho), on `threads` threads. Along paths only whether rho_v shows need
  * is read, so a vertex whose distance at uv less its largest move relative to a neighbour shows
  * need keeps that bound: each of its link's edges would show need by path_distance's first
  * bound (d0 >= rho_v and rel <= the move, so d0 - rel >= the bound, subtraction rounding
  * monotonely); the others are bounded edge by edge */
 static void link_distances(const ms_model *m, const double *uv, const double *duv, double need,
-                           int threads, double *rho, double *scratch) {
-  if (duv) neighbour_moves(m, duv, scratch);
-  linking c = {m, uv, duv, scratch, need, rho};
+                           int threads, double *rho) {
+  linking c = {m, uv, duv, need, rho};
   ms_blocks_on(threads, m->nv, MS_PLANAR_BLOCK, link_block, &c);
 }
 
@@ -644,7 +643,7 @@ static ms_status settle(ms_planar *w, const ms_model *m, const double *duv, doub
   ms_status st = MS_OK;
   *settled = 0;
   // rho_v sees every triangle, kept or not: the same in every round
-  link_distances(m, w->uv.p, duv, cap, threads, w->rho.p, w->beta.p);
+  link_distances(m, w->uv.p, duv, cap, threads, w->rho.p);
   for (int round = 0, drops = 1; drops; round++) {
     if (round == MS_PLANAR_ROUNDS || !kept(w, m, w->good.p)) return MS_OK;
     memcpy(w->sigma.p, w->rho.p, sizeof(double) * m->nv);

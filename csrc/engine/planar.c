@@ -604,7 +604,7 @@ typedef struct {
 static void bound_block(void *ctx, int k0, int k1) {
   const bounding *c = ctx;
   double big = 0;
-  int wild = 0; /* a NaN, or a magnitude past MS_PLANAR_BIG: no branch, so the loop vectorises */
+  int wild = 0; /* a NaN or a magnitude past MS_PLANAR_BIG seen: the loop has no early exit */
   for (int k = k0; k < k1; k++) {
     double a = fabs(c->x[k]);
     wild |= !(a < MS_PLANAR_BIG), big = a > big ? a : big;

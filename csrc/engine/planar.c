@@ -486,9 +486,9 @@ static void link_block(void *ctx, int v0, int v1) {
 
 /* rho_v: each vertex's distance to its link in the plane at uv (duv NULL), or a lower bound on
  * it along the paths uv + s duv (finite) that shows need where it can, from rho at uv (given
- * in rho), on `threads` threads. Along paths only whether rho_v shows need
- * is read, so a vertex whose distance at uv less its largest move relative to a neighbour shows
- * need keeps that bound: each of its link's edges would show need by path_distance's first
+ * in rho), on `threads` threads. Along paths only whether rho_v shows need is read, so a vertex
+ * whose distance at uv less its largest move relative to a neighbour shows need keeps that
+ * bound: each of its link's edges would show need by path_distance's first
  * bound (d0 >= rho_v and rel <= the move, so d0 - rel >= the bound, subtraction rounding
  * monotonely); the others are bounded edge by edge */
 static void link_distances(const ms_model *m, const double *uv, const double *duv, double need,
@@ -592,34 +592,23 @@ static int covers_once(ms_planar *w, const ms_model *m, double eps) {
   return 1;
 }
 
-/* what the blocks of margin share: the coordinates, and each block's largest magnitude */
-typedef struct {
-  const double *x;
-  int size;
-  double *most;
-} bounding;
-
-/* the largest magnitude of coordinates [k0, k1) into its block's, infinite past MS_PLANAR_BIG
- * (NaN too) */
-static void bound_block(void *ctx, int k0, int k1) {
-  const bounding *c = ctx;
+/* the largest magnitude of coordinates x[k0, k1), infinite past MS_PLANAR_BIG (NaN too) */
+static double bound_block(void *x, int k0, int k1) {
+  const double *c = x;
   double big = 0;
   int wild = 0; /* a NaN or a magnitude past MS_PLANAR_BIG seen: the loop has no early exit */
   for (int k = k0; k < k1; k++) {
-    double a = fabs(c->x[k]);
+    double a = fabs(c[k]);
     wild |= !(a < MS_PLANAR_BIG), big = a > big ? a : big;
   }
-  c->most[k0 / c->size] = wild ? INFINITY : big;
+  return wild ? INFINITY : big;
 }
 
 /* the rounding margin eps of distances near r at x: projected and measured distances are
  * exact to far better than it; infinite where a coordinate is NaN or beyond MS_PLANAR_BIG
  * (the largest magnitude, in blocks on `threads` threads: a maximum in any order) */
 static double margin(const ms_model *m, const double *x, double r, int threads) {
-  double most[MS_PARTS], big = 0;
-  bounding c = {x, ms_part_size(3 * m->nv, MS_PLANAR_BLOCK), most};
-  ms_blocks_on(threads, 3 * m->nv, c.size, bound_block, &c);
-  for (int b = 0; b * c.size < 3 * m->nv; b++) big = ms_max(big, most[b]);
+  double big = ms_blocks_max(threads, 3 * m->nv, MS_PLANAR_BLOCK, bound_block, (void *)x);
   return big < INFINITY ? MS_PLANAR_EPS * (r + big) : INFINITY;
 }
 

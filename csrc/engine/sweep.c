@@ -292,28 +292,20 @@ static double edge_extent(const sweeping *s, int e) {
   return len;
 }
 
-/* what the blocks of extent share: the sweep, and each block's largest reach */
-typedef struct {
-  const sweeping *s;
-  int size;
-  double *most;
-} extending;
-
-/* s->reach of vertices [v0, v1), the longest edge_extent of the edges at each, and their
- * largest into the block's */
-static void extent_block(void *ctx, int v0, int v1) {
-  const extending *c = ctx;
-  const ms_model *m = c->s->m;
+/* s->reach of vertices [v0, v1), the longest edge_extent of the edges at each; their largest */
+static double extent_block(void *ctx, int v0, int v1) {
+  const sweeping *s = ctx;
+  const ms_model *m = s->m;
   double most = 0;
   for (int v = v0; v < v1; v++) {
     double reach = 0;
     for (int i = m->ve_start[v]; i < m->ve_start[v + 1]; i++) {
-      double len = edge_extent(c->s, m->ve[i]);
+      double len = edge_extent(s, m->ve[i]);
       reach = len > reach ? len : reach;
     }
-    c->s->reach[v] = reach, most = reach > most ? reach : most;
+    s->reach[v] = reach, most = reach > most ? reach : most;
   }
-  c->most[v0 / c->size] = most;
+  return most;
 }
 
 /* the farthest apart two ends of a triangle edge lie along any axis, at x or at x + dx: every
@@ -323,11 +315,7 @@ static void extent_block(void *ctx, int v0, int v1) {
  * the sweep's threads: each edge is measured at both its ends, and the largest is a maximum in
  * any order */
 static double extent(const sweeping *s) {
-  double most[MS_PARTS], big = 0;
-  extending c = {s, ms_part_size(s->m->nv, MS_SWEEP_BLOCK), most};
-  ms_blocks_on(s->threads, s->m->nv, c.size, extent_block, &c);
-  for (int b = 0; b * c.size < s->m->nv; b++) big = most[b] > big ? most[b] : big;
-  return big;
+  return ms_blocks_max(s->threads, s->m->nv, MS_SWEEP_BLOCK, extent_block, (void *)s);
 }
 
 /* s->take[P] = 1 for the patches not wanted whose primitives' boxes may meet a wanted patch's: a

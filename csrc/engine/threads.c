@@ -105,12 +105,39 @@ void ms_blocks_dealt_on(int nt, int n, int size, ms_block_fn fn, void *ctx) {
   blocks(nt, n, size, 1, fn, ctx);
 }
 
+/* the most blocks of ms_blocks_max */
+#define MS_PARTS 64
+
 /* a block size for n elements that makes at most MS_PARTS blocks, each at least `least` long:
  * from n alone, so that values per block, joined in block order, do not depend on the thread
  * count, and fit an array of MS_PARTS */
-int ms_part_size(int n, int least) {
+static int part_size(int n, int least) {
   int size = (int)(((int64_t)n + MS_PARTS - 1) / MS_PARTS);
   return size > least ? size : least;
+}
+
+/* what the blocks of ms_blocks_max share: the block function, and each block's value */
+typedef struct {
+  ms_block_max_fn fn;
+  void *ctx;
+  int size;
+  double *most;
+} maxing;
+
+static void max_block(void *ctx, int lo, int hi) {
+  const maxing *c = ctx;
+  c->most[lo / c->size] = c->fn(c->ctx, lo, hi);
+}
+
+/* the largest of 0 and fn(ctx, lo, hi) (never NaN) over at most MS_PARTS blocks, each at least
+ * `least` long, that cover [0, n), on nt threads: a maximum in any order, so the same on any
+ * thread count */
+double ms_blocks_max(int nt, int n, int least, ms_block_max_fn fn, void *ctx) {
+  double most[MS_PARTS], big = 0;
+  maxing c = {fn, ctx, part_size(n, least), most};
+  ms_blocks_on(nt, n, c.size, max_block, &c);
+  for (int b = 0; b * c.size < n; b++) big = most[b] > big ? most[b] : big;
+  return big;
 }
 
 /* ms_blocks_on with the threads of m */

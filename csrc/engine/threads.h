@@ -13,9 +13,8 @@ typedef void (*ms_block_fn)(void *ctx, int lo, int hi);
 void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx);
 void ms_blocks_on(int nt, int n, int size, ms_block_fn fn, void *ctx);
 void ms_blocks_dealt_on(int nt, int n, int size, ms_block_fn fn, void *ctx);
-/* the most blocks of ms_part_size */
-#define MS_PARTS 64
-int ms_part_size(int n, int least);
+typedef double (*ms_block_max_fn)(void *ctx, int lo, int hi);
+double ms_blocks_max(int nt, int n, int least, ms_block_max_fn fn, void *ctx);
 typedef void (*ms_task_fn)(void *ctx);
 void ms_both_on(int nt, ms_task_fn a, void *ca, ms_task_fn b, void *cb);
 

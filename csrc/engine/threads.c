@@ -124,6 +124,7 @@ typedef struct {
   double *most;
 } maxing;
 
+/* block [lo, hi)'s value into its slot */
 static void max_block(void *ctx, int lo, int hi) {
   const maxing *c = ctx;
   c->most[lo / c->size] = c->fn(c->ctx, lo, hi);

@@ -488,9 +488,9 @@ static void link_block(void *ctx, int v0, int v1) {
  * it along the paths uv + s duv (finite) that shows need where it can, from rho at uv (given
  * in rho), on `threads` threads. Along paths only whether rho_v shows need is read, so a vertex
  * whose distance at uv less its largest move relative to a neighbour shows need keeps that
- * bound: each of its link's edges would show need by path_distance's first
- * bound (d0 >= rho_v and rel <= the move, so d0 - rel >= the bound, subtraction rounding
- * monotonely); the others are bounded edge by edge */
+ * bound: each of its link's edges would show need by path_distance's first bound (d0 >= rho_v
+ * and rel <= the move, so d0 - rel >= the bound, subtraction rounding monotonely); the others
+ * are bounded edge by edge */
 static void link_distances(const ms_model *m, const double *uv, const double *duv, double need,
                            int threads, double *rho) {
   linking c = {m, uv, duv, need, rho};
@@ -596,7 +596,7 @@ static int covers_once(ms_planar *w, const ms_model *m, double eps) {
 static double bound_block(void *x, int k0, int k1) {
   const double *c = x;
   double big = 0;
-  int wild = 0; /* a NaN or a magnitude past MS_PLANAR_BIG seen: the loop has no early exit */
+  int wild = 0; /* a NaN or a magnitude past MS_PLANAR_BIG seen */
   for (int k = k0; k < k1; k++) {
     double a = fabs(c[k]);
     wild |= !(a < MS_PLANAR_BIG), big = a > big ? a : big;

@@ -608,8 +608,8 @@ static double bound_block(void *x, int k0, int k1) {
  * exact to far better than it; infinite where a coordinate is NaN or beyond MS_PLANAR_BIG
  * (the largest magnitude, in blocks on `threads` threads: a maximum in any order) */
 static double margin(const ms_model *m, const double *x, double r, int threads) {
-  double big = ms_blocks_max(threads, 3 * m->nv, MS_PLANAR_BLOCK, bound_block, (void *)x);
-  return big < INFINITY ? MS_PLANAR_EPS * (r + big) : INFINITY;
+  return MS_PLANAR_EPS *
+         (r + ms_blocks_max(threads, 3 * m->nv, MS_PLANAR_BLOCK, bound_block, (void *)x));
 }
 
 /* b grown to n elements of `size` bytes; 1, or 0 when out of memory */

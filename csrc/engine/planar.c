@@ -939,7 +939,7 @@ static ms_status walk_tight(ms_planar *w, const ms_model *m, double bar, const d
                             const ms_planar_boxes *b, int threads, int n[2]) {
   // (a thread's walker is the one of its number in the pass, which runs in no other)
   int nb = (m->nv + MS_PLANAR_WALKS - 1) / MS_PLANAR_WALKS;
-  int nt = threads < 1 ? 1 : threads > nb ? nb : threads;
+  int nt = ms_team(threads, nb);
   if (!room(&w->how, m->nv, 1) || ms_grow(&w->walker, nt, sizeof(walker), w->walker.cap) ||
       ms_grow(&w->wblock, nb, sizeof(walked_block), w->wblock.cap) ||
       !room(w->walked, 0, sizeof(int)) || !room(w->walked + 1, 0, sizeof(int)))

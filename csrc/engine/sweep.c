@@ -616,7 +616,7 @@ static ms_status few_pairs(ms_sweep *w, sweeping *s, double r) {
   extent(s);
   for (kind *k = s->kinds; k < s->kinds + MS_KINDS; k++) anchored(s, k);
   // (a thread's scratch is the one of its number in the pass, which runs in no other)
-  int nt = s->threads < 1 ? 1 : s->threads > s->npatch ? s->npatch : s->threads;
+  int nt = ms_team(s->threads, s->npatch);
   if (ms_grow(&w->passer, nt, sizeof(passer), w->passer.cap) ||
       ms_grow(&w->pout, s->npatch, sizeof(pass_out), w->pout.cap))
     return MS_ENOMEM;

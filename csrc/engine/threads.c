@@ -77,12 +77,18 @@ static void run_block(int n, int size, ms_block_fn fn, void *ctx, int b) {
   fn(ctx, lo, lo + size < n ? lo + size : n);
 }
 
+/* the threads a pass of nb blocks on nt threads starts: no idle ones, at least one (a pass
+ * with scratch per thread holds that many, numbered by ms_thread_id) */
+int ms_team(int nt, int nb) {
+  return nt > nb ? (nb > 1 ? nb : 1) : (nt > 1 ? nt : 1);
+}
+
 /* fn(ctx, lo, hi) for the blocks [lo, hi) of size `size` that cover [0, n), on nt threads (at
  * most), `chunk` blocks at a time dealt to them in turn (0: one run of blocks each) */
 static void blocks(int nt, int n, int size, int chunk, ms_block_fn fn, void *ctx) {
   int nb = (n + size - 1) / size;
-  if (nt > nb) nt = nb; /* no idle threads started */
-  if (nt <= 1) {        /* no OpenMP region: libgomp would allocate a team for each one */
+  nt = ms_team(nt, nb);
+  if (nt <= 1) { /* no OpenMP region: libgomp would allocate a team for each one */
     for (int b = 0; b < nb; b++) run_block(n, size, fn, ctx, b);
     return;
   }

@@ -11,6 +11,7 @@ int ms_thread_count(int want);
 int ms_thread_id(void);
 typedef void (*ms_block_fn)(void *ctx, int lo, int hi);
 void ms_blocks(const ms_model *m, int n, int size, ms_block_fn fn, void *ctx);
+int ms_team(int nt, int nb);
 void ms_blocks_on(int nt, int n, int size, ms_block_fn fn, void *ctx);
 void ms_blocks_dealt_on(int nt, int n, int size, ms_block_fn fn, void *ctx);
 typedef double (*ms_block_max_fn)(void *ctx, int lo, int hi);

@@ -3,8 +3,9 @@
  * Collision Detection of Deformable Objects" (Proc. Vision, Modeling, Visualization).
  *
  * Space is cut into cubic cells of side `cell`: the point x lies in the cell of integer
- * coordinates c = floor(x / cell). Every box of B is entered once, in the cell of its lower
- * corner, into the slot of that cell: when the grid box of those cells has at most
+ * coordinates c = floor(x * (1 / cell)) (a product, cheaper than a quotient and as monotone in
+ * x, which is all the search below relies on). Every box of B is entered once, in the cell of its
+ * lower corner, into the slot of that cell: when the grid box of those cells has at most
  * MS_HASH_DENSE cells per box (a cloth, a heap), a slot per cell of it, indexed directly, so
  * that a row of cells along x is a run of slots; else one of T = 2^k buckets by
  *
@@ -148,11 +149,11 @@ static int valid(const boxes *s) {
 
 /* the cells box (lo, hi) covers: c[0..2] the lower cell coordinates, c[3..5] the upper; the
  * count, or -1 for an oversized box (c is then an empty range). Coordinates beyond int, or
- * infinite once divided by a tiny cell, make the count infinite or NaN: oversized */
-static double cells(const double *lo, const double *hi, double cell, int c[6]) {
+ * infinite once scaled by the inverse of a tiny cell, make the count infinite or NaN: oversized */
+static double cells(const double *lo, const double *hi, double inv, int c[6]) {
   double n = 1, f[6];
   for (int t = 0; t < 3; t++) {
-    f[t] = floor(lo[t] / cell), f[t + 3] = floor(hi[t] / cell);
+    f[t] = floor(lo[t] * inv), f[t + 3] = floor(hi[t] * inv);
     if (!(fabs(f[t]) <= MS_HASH_COORD && fabs(f[t + 3]) <= MS_HASH_COORD)) n = INFINITY;
     n *= f[t + 3] - f[t] + 1;
   }
@@ -163,19 +164,19 @@ static double cells(const double *lo, const double *hi, double cell, int c[6]) {
 /* what the blocks of a pass over one set of boxes share */
 typedef struct {
   const boxes *s;
-  double cell;
+  double inv; /* 1 / the cell */
 } ranging;
 
 /* the cell ranges of boxes [lo, hi) */
 static void range_block(void *ctx, int lo, int hi) {
   const ranging *c = ctx;
   for (int i = lo; i < hi; i++)
-    cells(c->s->lo + 3 * (size_t)i, c->s->hi + 3 * (size_t)i, c->cell, c->s->range + 6 * (size_t)i);
+    cells(c->s->lo + 3 * (size_t)i, c->s->hi + 3 * (size_t)i, c->inv, c->s->range + 6 * (size_t)i);
 }
 
 /* the cell ranges of s into s->range (in parallel blocks); *big counting the oversized ones */
 static void cover(const boxes *s, double cell, int threads, int *big) {
-  ranging c = {s, cell};
+  ranging c = {s, 1.0 / cell};
   ms_blocks_on(threads, s->n, MS_HASH_BLOCK, range_block, &c);
   for (int i = 0; i < s->n; i++) *big += s->range[6 * (size_t)i + 3] < s->range[6 * (size_t)i];
 }

@@ -98,6 +98,8 @@
 #define MS_PLANAR_GROW 4
 /* vertices or triangles per block of a parallel pass */
 #define MS_PLANAR_BLOCK 1024
+/* the most bins along each axis of the few's shadows, which screen the many */
+#define MS_PLANAR_BINS 256
 /* vertices per block of the walks (fewer, dealt to the threads in turn: tight vertices gather
  * in a few places) */
 #define MS_PLANAR_WALKS 128
@@ -137,7 +139,6 @@ typedef struct {
   ms_buf list;     /* (n) int: the few, the primitives that hold a hashed vertex */
   ms_buf alo, ahi; /* (3 n) double: the boxes of the many that may meet the few */
   ms_buf amap;     /* (n) int: their indices among the many */
-  ms_buf span;     /* (2 n) double: the few's intervals along one axis, merged */
   ms_buf out;      /* (2 hits) int: the pairs found */
   ms_buf sort;     /* (2 hits) int: the radix sort's copy of them */
 } finder;
@@ -190,8 +191,7 @@ void ms_planar_free(void *ws) {
   for (size_t k = 0; k < sizeof(b) / sizeof(*b); k++) free(b[k]->p);
   for (finder *f = w->find; f < w->find + 2; f++) {
     ms_hash_free(f->hash);
-    ms_buf *fb[] = {&f->lo,   &f->hi,   &f->list, &f->alo, &f->ahi,
-                    &f->amap, &f->span, &f->out,  &f->sort};
+    ms_buf *fb[] = {&f->lo, &f->hi, &f->list, &f->alo, &f->ahi, &f->amap, &f->out, &f->sort};
     for (size_t k = 0; k < sizeof(fb) / sizeof(*fb); k++) free(fb[k]->p);
   }
   free(w);
@@ -730,64 +730,73 @@ static int renamed(ms_buf *out, int at, const int *hit, int nhit, const int *ama
   return 1;
 }
 
-/* intervals [start, end] (two doubles) by their start (a qsort comparator) */
-static int by_start(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+/* the few's shadows on the three axes: along each, over their bounding box, at most
+ * MS_PLANAR_BINS bins each at least a cell wide and which of them a box of the few covers. A box
+ * of the many that meets a box of the few covers, along every axis, a bin that box covers (the
+ * bin of a point they share) */
+typedef struct {
+  double lo[3], hi[3];              /* the few's bounding box */
+  double inv[3];                    /* bins per metre along each axis */
+  int dim[3];                       /* bins along each axis */
+  int below[3][MS_PLANAR_BINS + 1]; /* along axis t, the covered bins below bin i */
+} shadow;
+
+/* the bin of coordinate c along axis t, clamped to the bins (monotone in c) */
+static inline int bin(const shadow *s, int t, double c) {
+  double x = (c - s->lo[t]) * s->inv[t];
+  return x < 1 ? 0 : x >= s->dim[t] ? s->dim[t] - 1 : (int)x;
 }
 
-/* the n boxes' intervals along axis t into span as [start, end] pairs, merged where they
- * overlap: ascending and disjoint; how many */
-static int merged(const double *lo, const double *hi, int n, int t, double *span) {
-  for (int j = 0; j < n; j++) span[2 * j] = lo[3 * j + t], span[2 * j + 1] = hi[3 * j + t];
-  qsort(span, n, 2 * sizeof(double), by_start);
-  int k = 0;
-  for (int j = 0; j < n; j++)
-    if (k && span[2 * j] <= span[2 * k - 1])
-      span[2 * k - 1] = ms_max(span[2 * k - 1], span[2 * j + 1]);
-    else
-      span[2 * k] = span[2 * j], span[2 * k + 1] = span[2 * j + 1], k++;
-  return k;
-}
-
-/* 1 when [a, b] meets one of the k merged intervals of span: then the last to start at or
- * before b does (an earlier one ends before the next starts, so reaching a, it is followed by
- * one that starts in [a, b]) */
-static int meets_span(const double *span, int k, double a, double b) {
-  int lo = 0, hi = k;
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    if (span[2 * mid] <= b)
-      lo = mid + 1;
-    else
-      hi = mid;
+/* the shadows of the n boxes lo, hi with bins at least cell wide into s; an empty bounding box
+ * when n is 0 */
+static void shadows(shadow *s, const double *lo, const double *hi, int n, double cell) {
+  for (int t = 0; t < 3; t++) {
+    s->lo[t] = INFINITY, s->hi[t] = -INFINITY;
+    for (int j = 0; j < n; j++)
+      s->lo[t] = ms_min(s->lo[t], lo[3 * j + t]), s->hi[t] = ms_max(s->hi[t], hi[3 * j + t]);
+    if (!n) continue;
+    double width = ms_max(cell, (s->hi[t] - s->lo[t]) / MS_PLANAR_BINS);
+    s->inv[t] = 1.0 / width;
+    s->dim[t] = (int)ms_min(MS_PLANAR_BINS, floor((s->hi[t] - s->lo[t]) * s->inv[t]) + 1);
+    // the boxes' ends counted where they start and past where they end, summed along the axis
+    int *below = s->below[t], edge[MS_PLANAR_BINS + 1] = {0};
+    for (int j = 0; j < n; j++)
+      edge[bin(s, t, lo[3 * j + t])]++, edge[bin(s, t, hi[3 * j + t]) + 1]--;
+    below[0] = 0;
+    for (int i = 0, over = 0; i < s->dim[t]; i++)
+      over += edge[i], below[i + 1] = below[i] + (over > 0);
   }
-  return lo > 0 && span[2 * lo - 1] >= a;
+}
+
+/* 1 when box [a, b] may meet a box of the few: it meets their bounding box (which turns most
+ * away at once) and along every axis covers a bin in their shadow */
+static inline int in_shadows(const shadow *s, const double *a, const double *b) {
+  for (int t = 0; t < 3; t++)
+    if (b[t] < s->lo[t] || a[t] > s->hi[t]) return 0;
+  for (int t = 0; t < 3; t++) {
+    const int *below = s->below[t];
+    if (below[bin(s, t, b[t]) + 1] == below[bin(s, t, a[t])]) return 0;
+  }
+  return 1;
 }
 
 /* the overlapping pairs of the many boxes alo, ahi (na; primitives of k vertices idx, NULL: the
  * points) and the few f->lo, f->hi (nb, the primitives f->list), renamed to their primitives
  * and appended to the n pairs of f->out (n counting them), swapped when swap is 1: only the many
- * that meet the few's bounding box, and along its longest axis one of the few's intervals (the
- * few gather in clusters: a crumpled corner or two), and, when others is 1, are not among the
- * few themselves (w->how), go through the hash (f->amap their indices) */
+ * in the few's shadows (the few gather in clusters, a crumpled corner or two, a curling edge:
+ * the space between them along any axis is left out) and, when others is 1, are not among
+ * the few themselves (w->how), go through the hash (f->amap their indices) */
 static ms_status search(const ms_planar *w, finder *f, const double *alo, const double *ahi,
                         const int *idx, int k, int na, int others, int nb, double cell, int threads,
                         int swap, int *n) {
   const double *blo = f->lo.p, *bhi = f->hi.p;
-  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  for (int j = 0; j < nb; j++)
-    for (int t = 0; t < 3; t++)
-      lo[t] = ms_min(lo[t], blo[3 * j + t]), hi[t] = ms_max(hi[t], bhi[3 * j + t]);
-  int t = hi[1] - lo[1] > hi[0] - lo[0];
-  t = hi[2] - lo[2] > hi[t] - lo[t] ? 2 : t;
-  double *span = f->span.p, *slo = f->alo.p, *shi = f->ahi.p;
-  int *map = f->amap.p, nmany = 0, nhit, nspan = merged(blo, bhi, nb, t, span);
+  double *slo = f->alo.p, *shi = f->ahi.p;
+  int *map = f->amap.p, nmany = 0, nhit;
+  shadow sh;
+  shadows(&sh, blo, bhi, nb, cell);
   for (int i = 0; i < na; i++) {
     const double *a = alo + 3 * i, *b = ahi + 3 * i;
-    if (!ms_boxes_overlap(a, b, lo, hi) || !meets_span(span, nspan, a[t], b[t]) ||
-        (others && hashed(w, idx, k, i)))
-      continue;
+    if (!in_shadows(&sh, a, b) || (others && hashed(w, idx, k, i))) continue;
     memcpy(slo + 3 * nmany, a, 3 * sizeof(double));
     memcpy(shi + 3 * nmany, b, 3 * sizeof(double)), map[nmany++] = i;
   }
@@ -1033,7 +1042,7 @@ static int find_room(finder *f, size_t n) {
   return room(&f->lo, 3 * n, sizeof(double)) && room(&f->hi, 3 * n, sizeof(double)) &&
          room(&f->list, n, sizeof(int)) && room(&f->alo, 3 * n, sizeof(double)) &&
          room(&f->ahi, 3 * n, sizeof(double)) && room(&f->amap, n, sizeof(int)) &&
-         room(&f->span, 2 * n, sizeof(double)) && room(&f->out, 0, sizeof(int));
+         room(&f->out, 0, sizeof(int));
 }
 
 ms_status ms_planar_pairs(ms_planar **wp, const ms_model *m, const double *x, double r, double cell,

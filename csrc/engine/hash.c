@@ -62,8 +62,10 @@
 #define MS_HASH_BIG 64
 /* partner lists longer than this are sorted by qsort, shorter ones by insertion */
 #define MS_HASH_SHORT 32
-/* a dense grid is used when it has at most this many cells per box */
-#define MS_HASH_DENSE 4
+/* a dense grid is used when it has at most this many cells per box (each query clears and sums
+ * its counts, a word a cell: cheaper than hashing every cell the searches visit while the
+ * cells are this few; a hanging cloth's boundary in the plane has about 7 per box) */
+#define MS_HASH_DENSE 16
 /* boxes of A per block of a parallel pass */
 #define MS_HASH_BLOCK 1024
 /* one box of B entered in the cell of its lower corner */

@@ -68,32 +68,50 @@ def detection(n: int, repeats: int) -> None:
               f"{theirs / ours:.2f} ({theirs / hashed:.2f} hashing every box)")
 
 
+def hanging_cloth(mod, n: int, threads: int, self_contact: bool = True):
+    """The n x n cloth hanging from two corners (1 kg, k = 1000 N/m) as a System of `mod`, msim
+    or another build of it (benchmarks.ab), with or without self-contact."""
+    mesh = mod.mesh.cloth_grid(n, n)
+    return mod.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=1000.0, fixed=[0, n - 1],
+                      faces=mesh.faces, self_contact=self_contact, threads=threads)
+
+
+def windows(seconds: float) -> tuple:
+    """The hanging cloth's windows of steps at 1/30 s, named: while it swings (steps 4-18), once
+    its corners crumple at the pins (from step 21), and all but the first (which factorises)."""
+    steps = round(30 * seconds)
+    return (("swinging, steps 4-18", slice(3, 18)), ("crumpling, from step 21",
+            slice(20, steps)), (f"mean over {seconds:g} s", slice(1, steps)))
+
+
+def in_turn(sims, steps: int) -> np.ndarray:
+    """Each of sims stepped `steps` times by FMS at 1/30 s, in turn, the order rotating each step
+    (so that none always runs first): each step's time [s], (len(sims), steps)."""
+    times = np.zeros((len(sims), steps))
+    for k in range(steps):
+        for j in range(len(sims)):
+            which = (k + j) % len(sims)
+            start = time.perf_counter()
+            sims[which].step(1 / 30, "fms", history=False)
+            times[which, k] = time.perf_counter() - start
+    return times
+
+
 def hanging(n: int, repeats: int, seconds: float = 2.0) -> None:
     """The hanging cloth's first `seconds` of FMS steps without and with self-contact, the two
     stepped in turn in one process (each pair of steps sees the machine at the same speed,
     which on a shared machine drifts by half within minutes), `repeats` times: the median of
     each step, averaged over the steps while it swings (4-18), once its corners crumple at the
     pins (from step 21) and over all but the first (which factorises), and their ratios."""
-    mesh = msim.mesh.cloth_grid(n, n)
     steps = round(30 * seconds)
-    windows = (("swinging, steps 4-18", slice(3, 18)), ("crumpling, from step 21",
-               slice(20, steps)), (f"mean over {seconds:g} s", slice(1, steps)))
     for threads in THREADS:
         times = np.zeros((repeats, 2, steps))
         for r in range(repeats):
             plain = scenes.hanging_cloth(n).initial.copy()
             plain.threads = threads
-            touched = msim.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=1000.0,
-                                  fixed=[0, n - 1], faces=mesh.faces, self_contact=True,
-                                  threads=threads)
-            sims = (plain, touched)
-            for k in range(steps):
-                for which in ((0, 1) if k % 2 == 0 else (1, 0)):
-                    start = time.perf_counter()
-                    sims[which].step(1 / 30, "fms", history=False)
-                    times[r, which, k] = time.perf_counter() - start
+            times[r] = in_turn((plain, hanging_cloth(msim, n, threads)), steps)
         median = np.median(times, axis=0)
-        for what, window in windows:
+        for what, window in windows(seconds):
             without, with_ = median[0, window].mean(), median[1, window].mean()
             print(f"hanging {n}x{n} cloth, fms step, {threads} thread(s), {what}: "
                   f"{1e3 * without:.3f} ms without self-contact, {1e3 * with_:.3f} ms with, "

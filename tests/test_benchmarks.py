@@ -2,12 +2,13 @@
 
 import json
 import os
+import pathlib
 import re
 
 import numpy as np
 import pytest
 
-from benchmarks import adjoint, peers, run, self_contact, solvers, vbd
+from benchmarks import ab, adjoint, peers, run, self_contact, solvers, vbd
 
 
 # the methods with a NumPy/SciPy twin (and XPBD, which has none); rk4, velocity_verlet,
@@ -157,3 +158,27 @@ def test_the_hanging_cloth_benchmark_times_both_steps_in_turn_over_each_window(c
         assert without > 0.0005 and with_ > 0
         low, high = (with_ - 0.0005) / (without + 0.0005), (with_ + 0.0005) / (without - 0.0005)
         assert low - 0.005 <= ratio <= high + 0.005, line
+
+
+def test_the_build_comparison_steps_another_build_beside_this_one(tmp_path, capsys):
+    # this checkout against itself: the copy is a package of its own, loaded from its own
+    # extension file, and moves the cloth to the bit as this build does (else compare stops)
+    other = ab.other_build(str(pathlib.Path(__file__).resolve().parents[1]), str(tmp_path))
+    assert other.__name__ == "msim_other" and other.System is not run.msim.System
+    assert pathlib.Path(other._core.__file__).parent == tmp_path / "msim_other"
+    ab.compare(other, 12, 1, 2, seconds=1.0)
+    lines = capsys.readouterr().out.splitlines()
+    windows = ["swinging, steps 4-18", "crumpling, from step 21", "mean over 1 s"]
+    assert len(lines) == len(windows)
+    for line, window in zip(lines, windows):
+        found = re.search(r"([0-9.]+) ms \(other build, .*?([0-9.]+) ms \(this build, .*"
+                          r"this build ([-+][0-9.]+) ms", line)
+        assert window in line and found, line
+        theirs, ours, difference = map(float, found.groups())
+        assert abs(ours - theirs - difference) <= 0.0015, line
+
+
+def test_the_build_comparison_refuses_a_checkout_without_a_built_extension(tmp_path):
+    (tmp_path / "msim").mkdir()
+    with pytest.raises(SystemExit, match="build_ext --inplace"):
+        ab.other_build(str(tmp_path), str(tmp_path / "copy"))

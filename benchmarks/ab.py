@@ -1,0 +1,88 @@
+"""This build of msim against another, stepped in turn in one process (figures, not pass/fail).
+
+    python -m benchmarks.ab OTHER [--n 100] [--threads 1] [--repeats 8] [--seconds 2]
+
+On a shared machine the speed drifts by up to half within minutes, so two builds timed one
+after the other differ by the drift as much as by their code. Here the `msim` package of OTHER
+(another checkout of msim, built in place: `python setup.py build_ext --inplace`) is copied
+under the name `msim_other` into a temporary folder and imported beside this one, and three
+systems step the hanging n x n cloth of `self_contact.hanging` in turn, the order rotating each
+step: FMS without self-contact, and FMS with it under the other build and under this one.
+Printed for each of its windows (swinging, crumpling, the whole run): the mean over the window
+of each step's median over the repeats, the ratios to the plain step, and this build's
+difference from the other's. The two builds must move the cloth alike, to the bit (checked):
+else they would be timed on different work. Three systems in turn leave each one's arrays
+colder than the two of `self_contact.hanging`, so the ratios here run lower than there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pathlib
+import shutil
+import sys
+import tempfile
+from types import ModuleType
+
+import numpy as np
+
+import msim
+
+from .self_contact import hanging_cloth, in_turn, windows
+
+
+def other_build(checkout: str, folder: str) -> ModuleType:
+    """The msim package of `checkout` (built in place), copied into `folder` and imported from
+    there as msim_other."""
+    source = pathlib.Path(checkout, "msim")
+    if not any(source.glob("_core*")):
+        raise SystemExit(f"{source} holds no built extension: run "
+                         f"`python setup.py build_ext --inplace` in {checkout}")
+    shutil.copytree(source, pathlib.Path(folder, "msim_other"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    # a copy imported before (from another folder) would be found in sys.modules instead
+    for name in [name for name in sys.modules if name.split(".")[0] == "msim_other"]:
+        del sys.modules[name]
+    sys.path.insert(0, folder)
+    try:
+        return importlib.import_module("msim_other")
+    finally:
+        sys.path.remove(folder)
+
+
+def compare(other: ModuleType, n: int, threads: int, repeats: int, seconds: float) -> None:
+    """The hanging cloth's FMS steps without self-contact, with it under `other` and with it under
+    this build, in turn, `repeats` times: per window, each step's median, averaged."""
+    steps = round(30 * seconds)
+    times = np.zeros((repeats, 3, steps))
+    for r in range(repeats):
+        sims = (hanging_cloth(msim, n, threads, self_contact=False),
+                hanging_cloth(other, n, threads), hanging_cloth(msim, n, threads))
+        times[r] = in_turn(sims, steps)
+        if not np.array_equal(sims[1].positions, sims[2].positions):
+            raise SystemExit("the two builds move the cloth apart: they would be timed on "
+                             "different work")
+    median = np.median(times, axis=0)
+    for what, window in windows(seconds):
+        plain, theirs, ours = (median[i, window].mean() for i in range(3))
+        print(f"hanging {n}x{n} cloth, fms step, {threads} thread(s), {what}: "
+              f"{1e3 * plain:.3f} ms without self-contact; with it {1e3 * theirs:.3f} ms (other "
+              f"build, ratio {theirs / plain:.3f}), {1e3 * ours:.3f} ms (this build, ratio "
+              f"{ours / plain:.3f}): this build {1e3 * (ours - theirs):+.3f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("other", help="another checkout of msim, built in place")
+    parser.add_argument("--n", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=2.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        compare(other_build(args.other, folder), args.n, args.threads, args.repeats, args.seconds)
+
+
+if __name__ == "__main__":
+    main()

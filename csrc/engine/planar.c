@@ -73,6 +73,9 @@
 /* the most triangles a walk that joins the kept neighbours of dropped ones may visit before the
  * kept triangles are flooded instead */
 #define MS_PLANAR_JOIN 1024
+/* the most triangles a flood of a piece of the kept ones visits before the piece counts as
+ * large (one piece may be: the largest) */
+#define MS_PLANAR_PIECE 1024
 /* the least cosine between a kept triangle's normal and the axis. A steeper triangle keeps
  * under 0.3 of its area in the plane, so its corners lie close to their links there and are
  * mostly tight at the default radius (about half an edge) anyway; left out at once, the near
@@ -257,28 +260,58 @@ static int axis(const ms_model *m, const double *x, int threads, double *n, doub
   return 1;
 }
 
-/* good[f] = 0 for the kept triangles outside the largest piece that kept triangles joined
- * across their edges make (a flap folded back over the rest is a piece of its own); how many
- * (w->bface serves as the search's stack) */
-static int largest_piece(ms_planar *w, const ms_model *m, unsigned char *good) {
-  int *piece = w->piece.p, *stack = w->bface.p, best = -1, most = 0, dropped = 0;
+/* the kept triangles' pieces (joined across their edges) labelled into w->piece by floods from
+ * those beside a dropped one (every piece borders one: the mesh is one disk), each labelled by
+ * its first triangle. A flood stops once it holds more than `budget` triangles, or where it
+ * meets a triangle of one that stopped so (the same piece): such floods' labels are large
+ * (w->fmark), and their pieces' other triangles stay unlabelled (-1). The label of the largest
+ * piece: the large one when only one flood stopped at the budget (the others are smaller), else
+ * the largest whole one, ties to the piece of the lowest triangle; -1 when no triangle is kept,
+ * -2 when several floods stopped at the budget (which piece is largest is not known) */
+static int label_pieces(ms_planar *w, const ms_model *m, const unsigned char *good, int budget) {
+  int *piece = w->piece.p, *stack = w->bface.p, best = -1, most = 0, lowest = 0, nlarge = 0;
+  unsigned char *large = w->fmark.p;
   for (int f = 0; f < m->nf; f++) piece[f] = -1;
-  for (int f0 = 0; f0 < m->nf; f0++) {
-    if (!good[f0] || piece[f0] >= 0) continue;
-    int top = 0, size = 0;
-    stack[top++] = f0, piece[f0] = f0;
-    while (top) {
-      int f = stack[--top];
-      size++;
-      for (int k = 0; k < 3; k++) {
-        int t = m->ftwin[3 * f + k];
-        if (t >= 0 && good[t] && piece[t] < 0) piece[t] = f0, stack[top++] = t;
+  memset(large, 0, m->nf);
+  for (int g = 0; g < m->nf; g++)
+    for (int k = 0; k < 3 && !good[g]; k++) {
+      int f0 = m->ftwin[3 * g + k];
+      if (f0 < 0 || !good[f0] || piece[f0] >= 0) continue;
+      int top = 0, size = 0, low = f0, met = 0;
+      stack[top++] = f0, piece[f0] = f0;
+      while (top && !met && size <= budget) {
+        int f = stack[--top];
+        size++, low = f < low ? f : low;
+        for (int j = 0; j < 3; j++) {
+          int t = m->ftwin[3 * f + j];
+          if (t < 0 || !good[t]) continue;
+          if (piece[t] < 0) piece[t] = f0, stack[top++] = t;
+          met |= piece[t] != f0; /* only a large flood leaves its piece to meet */
+        }
+      }
+      if (met || size > budget) {
+        large[f0] = 1, nlarge += !met;
+        if (!met) best = f0;
+      } else if (!nlarge && (size > most || (size == most && low < lowest))) {
+        best = f0, most = size, lowest = low;
       }
     }
-    if (size > most) best = f0, most = size;
+  return nlarge > 1 ? -2 : best;
+}
+
+/* good[f] = 0 for the kept triangles outside the largest piece that kept triangles joined
+ * across their edges make (a flap folded back over the rest is a piece of its own); how many.
+ * Floods stop at MS_PLANAR_PIECE triangles, so that the large piece is not flooded whole
+ * (unless two may be large: then each piece is) */
+static int largest_piece(ms_planar *w, const ms_model *m, unsigned char *good) {
+  int *piece = w->piece.p, dropped = 0, best = label_pieces(w, m, good, MS_PLANAR_PIECE);
+  if (best == -2) best = label_pieces(w, m, good, m->nf);
+  unsigned char *large = w->fmark.p;
+  for (int f = 0; f < m->nf && best >= 0; f++) {
+    int p = piece[f];
+    if (good[f] && p != best && !(large[best] && (p < 0 || large[p]))) good[f] = 0, dropped++;
   }
-  for (int f = 0; f < m->nf; f++)
-    if (good[f] && piece[f] != best) good[f] = 0, dropped++;
+  memset(large, 0, m->nf);
   memcpy(w->whole.p, good, m->nf), w->whole_ok = 1;
   return dropped;
 }

@@ -125,24 +125,24 @@ def test_detection_on_jittered_height_fields_is_the_same_by_the_certificate(seed
     assert used and pairs > 50
 
 
-def folded_corner(n, fold, tip=None, gap=0.25, thickness=0.3):
-    """A flat n x n cloth whose corner below the diagonal line u + v = `fold` (in edge lengths
-    from the corner) is folded over it, `gap` edge lengths above; with `tip`, the corner below
-    u + v = tip folded back once more over the fold, another gap above (a Z fold: three layers,
-    the top one facing up again). Thickness in edge lengths."""
+def folded_corners(n, fold, corners=((1, 1),), tip=None, gap=0.25, thickness=0.3):
+    """A flat n x n cloth with each of `corners` (signs (sx, sz): +1 the corner at the lower x
+    or z, -1 at the upper) folded over the diagonal line u + v = `fold` (in edge lengths from
+    that corner), `gap` edge lengths above; with `tip`, the corner below u + v = tip folded back
+    once more over the fold, another gap above (a Z fold: three layers, the top one facing up
+    again). Thickness in edge lengths."""
     mesh = msim.mesh.cloth_grid(n, n)
     x = mesh.vertices.copy()
-    edge, lo = 1.0 / (n - 1), x.min(axis=0)
-    s = (x[:, 0] - lo[0] + x[:, 2] - lo[2]) / edge
-
-    def reflect(which, line):
-        u, v = x[which, 0] - lo[0], x[which, 2] - lo[2]
-        x[which, 0], x[which, 2] = lo[0] + line * edge - v, lo[2] + line * edge - u
-        x[which, 1] += gap * edge
-
-    reflect(s < fold, fold)
-    if tip is not None:
-        reflect(s < tip, 2 * fold - tip)
+    edge, lo, hi = 1.0 / (n - 1), x.min(axis=0), x.max(axis=0)
+    folds = [(fold, fold)] + ([] if tip is None else [(tip, 2 * fold - tip)])
+    for sx, sz in corners:
+        ox, oz = (lo[0] if sx > 0 else hi[0]), (lo[2] if sz > 0 else hi[2])
+        s = (sx * (x[:, 0] - ox) + sz * (x[:, 2] - oz)) / edge
+        for below, line in folds:
+            which = s < below
+            u, v = sx * (x[which, 0] - ox), sz * (x[which, 2] - oz)
+            x[which, 0], x[which, 2] = ox + sx * (line * edge - v), oz + sz * (line * edge - u)
+            x[which, 1] += gap * edge
     return msim.System(x, mesh.edges, faces=mesh.faces, self_contact=True,
                        self_thickness=thickness * edge)
 
@@ -153,28 +153,10 @@ def test_detection_on_a_cloth_with_a_corner_folded_over_is_the_same_by_the_certi
     # (its corners tight), and so is a tip folded back up over it, which lies over the rest
     # (its projection would cover the cloth twice): the certificate holds on the rest and
     # finds the same pairs as hashing every box
-    sim = folded_corner(16, fold, tip)
+    sim = folded_corners(16, fold, tip=tip)
     assert sim.self_intersections() == 0
     used, pairs = detections(sim)
     assert used and pairs > 500
-
-
-def folded_corners(n, fold, corners, gap=0.25, thickness=0.3):
-    """A flat n x n cloth with each of `corners` (signs (sx, sz): +1 the corner at the lower x
-    or z, -1 at the upper) folded over the diagonal line u + v = `fold` (in edge lengths from
-    that corner), `gap` edge lengths above. Thickness in edge lengths."""
-    mesh = msim.mesh.cloth_grid(n, n)
-    x = mesh.vertices.copy()
-    edge, lo, hi = 1.0 / (n - 1), x.min(axis=0), x.max(axis=0)
-    for sx, sz in corners:
-        ox, oz = (lo[0] if sx > 0 else hi[0]), (lo[2] if sz > 0 else hi[2])
-        u, v = sx * (x[:, 0] - ox) / edge, sz * (x[:, 2] - oz) / edge
-        which = u + v < fold
-        x[which, 0] = ox + sx * (fold - v[which]) * edge
-        x[which, 2] = oz + sz * (fold - u[which]) * edge
-        x[which, 1] += gap * edge
-    return msim.System(x, mesh.edges, faces=mesh.faces, self_contact=True,
-                       self_thickness=thickness * edge)
 
 
 @pytest.mark.parametrize("corners", [[(1, 1), (-1, -1)], [(1, 1), (-1, 1), (1, -1), (-1, -1)]])

@@ -80,6 +80,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=2.0)
     args = parser.parse_args()
+    if args.seconds < 1 or args.repeats < 1:
+        parser.error("--seconds must be at least 1 (the cloth crumples from step 21) and "
+                     "--repeats at least 1")
     with tempfile.TemporaryDirectory() as folder:
         compare(other_build(args.other, folder), args.n, args.threads, args.repeats, args.seconds)
 

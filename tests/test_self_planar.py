@@ -163,9 +163,9 @@ def test_detection_on_a_cloth_with_a_corner_folded_over_is_the_same_by_the_certi
 def test_detection_on_a_cloth_with_corners_folded_far_apart_is_the_same_by_the_certificate(
         corners):
     # the folded flaps' corners are tight and far apart: their bounding box holds the whole
-    # cloth, and the boxes between them along each axis are screened out before the hash. The
-    # certificate holds on the rest and finds the same pairs as hashing every box, the same
-    # number at each corner (as many as one corner folded alone finds)
+    # cloth, and the tight searches let through only the boxes of the many that lie over a
+    # flap along every axis. The certificate holds on the rest and finds the same pairs as
+    # hashing every box, as many as the corners folded one at a time find between them
     n, fold = 24, 6
     sim = folded_corners(n, fold, corners)
     assert sim.self_intersections() == 0

@@ -780,14 +780,12 @@ static inline int bin(const shadow *s, int t, double c) {
   return x < 1 ? 0 : x >= s->dim[t] ? s->dim[t] - 1 : (int)x;
 }
 
-/* the shadows of the n boxes lo, hi with bins at least cell wide into s; an empty bounding box
- * when n is 0 */
+/* the shadows of the n > 0 boxes lo, hi with bins at least cell wide into s */
 static void shadows(shadow *s, const double *lo, const double *hi, int n, double cell) {
   for (int t = 0; t < 3; t++) {
     s->lo[t] = INFINITY, s->hi[t] = -INFINITY;
     for (int j = 0; j < n; j++)
       s->lo[t] = ms_min(s->lo[t], lo[3 * j + t]), s->hi[t] = ms_max(s->hi[t], hi[3 * j + t]);
-    if (!n) continue;
     double width = ms_max(cell, (s->hi[t] - s->lo[t]) / MS_PLANAR_BINS);
     s->inv[t] = 1.0 / width;
     s->dim[t] = (int)ms_min(MS_PLANAR_BINS, floor((s->hi[t] - s->lo[t]) * s->inv[t]) + 1);
@@ -825,6 +823,7 @@ static ms_status search(const ms_planar *w, finder *f, const double *alo, const 
   const double *blo = f->lo.p, *bhi = f->hi.p;
   double *slo = f->alo.p, *shi = f->ahi.p;
   int *map = f->amap.p, nmany = 0, nhit;
+  if (!nb) return MS_OK; /* no few: no pairs (and no shadows to read) */
   shadow sh;
   shadows(&sh, blo, bhi, nb, cell);
   for (int i = 0; i < na; i++) {

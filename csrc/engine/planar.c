@@ -260,41 +260,49 @@ static int axis(const ms_model *m, const double *x, int threads, double *n, doub
   return 1;
 }
 
+/* a flood of the kept triangles' piece from f0 (kept, unlabelled), labelling them f0 in
+ * w->piece, that stops once it holds more than `budget` triangles or meets a triangle another
+ * flood labelled; 1 when it met one. *size: the triangles it visited, *low: the lowest of them */
+static int flood(ms_planar *w, const ms_model *m, const unsigned char *good, int f0, int budget,
+                 int *size, int *low) {
+  int *piece = w->piece.p, *stack = w->bface.p, top = 0, met = 0;
+  stack[top++] = f0, piece[f0] = f0, *size = 0, *low = f0;
+  while (top && !met && *size <= budget) {
+    int f = stack[--top];
+    ++*size, *low = f < *low ? f : *low;
+    for (int j = 0; j < 3; j++) {
+      int t = m->ftwin[3 * f + j];
+      if (t < 0 || !good[t]) continue;
+      if (piece[t] < 0) piece[t] = f0, stack[top++] = t;
+      met |= piece[t] != f0;
+    }
+  }
+  return met;
+}
+
 /* the kept triangles' pieces (joined across their edges) labelled into w->piece by floods from
  * those beside a dropped one (every piece borders one: the mesh is one disk), each labelled by
  * its first triangle. A flood stops once it holds more than `budget` triangles, or where it
- * meets a triangle of one that stopped so (the same piece): such floods' labels are large
- * (w->fmark), and their pieces' other triangles stay unlabelled (-1). The label of the largest
- * piece: the large one when only one flood stopped at the budget (the others are smaller), else
- * the largest whole one, ties to the piece of the lowest triangle; -1 when no triangle is kept,
- * -2 when several floods stopped at the budget (which piece is largest is not known) */
+ * meets a triangle of one that stopped so (only such a flood leaves its piece unlabelled to
+ * meet: the same piece): such floods' labels are large (w->fmark), and their pieces' other
+ * triangles stay unlabelled (-1). The label of the largest piece: the large one when only one
+ * flood stopped at the budget (the others are smaller), else the largest whole one, ties to the
+ * piece of the lowest triangle; -1 when no triangle is kept, -2 when several floods stopped at
+ * the budget (which piece is largest is not known) */
 static int label_pieces(ms_planar *w, const ms_model *m, const unsigned char *good, int budget) {
-  int *piece = w->piece.p, *stack = w->bface.p, best = -1, most = 0, lowest = 0, nlarge = 0;
+  int *piece = w->piece.p, best = -1, most = 0, lowest = 0, nlarge = 0;
   unsigned char *large = w->fmark.p;
   for (int f = 0; f < m->nf; f++) piece[f] = -1;
   memset(large, 0, m->nf);
   for (int g = 0; g < m->nf; g++)
     for (int k = 0; k < 3 && !good[g]; k++) {
-      int f0 = m->ftwin[3 * g + k];
+      int f0 = m->ftwin[3 * g + k], size, low;
       if (f0 < 0 || !good[f0] || piece[f0] >= 0) continue;
-      int top = 0, size = 0, low = f0, met = 0;
-      stack[top++] = f0, piece[f0] = f0;
-      while (top && !met && size <= budget) {
-        int f = stack[--top];
-        size++, low = f < low ? f : low;
-        for (int j = 0; j < 3; j++) {
-          int t = m->ftwin[3 * f + j];
-          if (t < 0 || !good[t]) continue;
-          if (piece[t] < 0) piece[t] = f0, stack[top++] = t;
-          met |= piece[t] != f0; /* only a large flood leaves its piece to meet */
-        }
-      }
-      if (met || size > budget) {
-        large[f0] = 1, nlarge += !met;
-        if (!met) best = f0;
-      } else if (!nlarge && (size > most || (size == most && low < lowest))) {
+      int met = flood(w, m, good, f0, budget, &size, &low);
+      if (met || size > budget)
+        large[f0] = 1, nlarge += !met, best = met ? best : f0;
+      else if (!nlarge && (size > most || (size == most && low < lowest)))
         best = f0, most = size, lowest = low;
-      }
     }
   return nlarge > 1 ? -2 : best;
 }

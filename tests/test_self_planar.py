@@ -32,17 +32,18 @@ def hanging(n):
                        faces=mesh.faces, self_contact=True)
 
 
-def height_field(n, seed, jitter=0.3, thickness=0.3):
-    """An n x n cloth on a random smooth height field (slopes below 1), its vertices moved in
-    the plane by up to `jitter` edge lengths (so that many come closer than r to their link),
-    with a thickness of `thickness` edge lengths."""
+def height_field(n, seed, jitter=0.3, thickness=0.3, amplitude=0.05):
+    """An n x n cloth on a random smooth height field (four waves, each of amplitude up to
+    `amplitude` times the cloth's size: slopes below 1 by default), its vertices moved in the
+    plane by up to `jitter` edge lengths (so that many come closer than r to their link), with a
+    thickness of `thickness` edge lengths."""
     rng = np.random.default_rng(seed)
     mesh = msim.mesh.cloth_grid(n, n)
     x = mesh.vertices.copy()
     edge = 1.0 / (n - 1)
     size = np.ptp(x, axis=0).max()
     u, v = x[:, 0] / size, x[:, 2] / size
-    height = sum(rng.uniform(-0.05, 0.05) * np.sin(2 * np.pi * (k * u + rng.uniform()))
+    height = sum(rng.uniform(-amplitude, amplitude) * np.sin(2 * np.pi * (k * u + rng.uniform()))
                  * np.cos(2 * np.pi * (j * v + rng.uniform()))
                  for k in (1, 2) for j in (1, 2))
     x[:, 1] += size * height
@@ -123,6 +124,54 @@ def test_detection_on_jittered_height_fields_is_the_same_by_the_certificate(seed
     # vertices jittered in the plane and a thick layer: many tight vertices, many pairs
     used, pairs = detections(height_field(16, seed))
     assert used and pairs > 50
+
+
+def brute_pairs(sim, x, faces):
+    """Every point-triangle and edge-edge pair of the faces sharing no vertex whose exact
+    distance is below the detection radius, twice the thickness (each as a kind and a set of
+    vertex sets), and each vertex's nearest such distance (the radius when none; infinite
+    off the triangles)."""
+    r = 2 * sim.self_thickness
+    edges = msim.mesh.unique_edges(msim.mesh.cell_edges("triangle", faces))
+    pairs, nearest = set(), np.full(len(x), np.inf)
+    nearest[np.unique(faces)] = r
+    candidates = [(0, (v,), tuple(f)) for v in range(len(x)) for f in faces if v not in f]
+    candidates += [(1, tuple(e), tuple(g)) for i, e in enumerate(edges) for g in edges[i + 1:]
+                   if not set(e) & set(g)]
+    for kind, a, b in candidates:
+        v = np.r_[a, b]
+        d = np.sqrt(msim._core._pair_distance(("pt", "ee")[kind], x[v])[0])
+        if d < r:
+            pairs.add((kind, frozenset([frozenset(a), frozenset(b)])))
+            nearest[v] = np.minimum(nearest[v], d)
+    return pairs, nearest
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_detection_keeps_exactly_the_pairs_within_its_radius_by_brute_force(seed):
+    # a jittered height field whose neighbours lie on both sides of the radius r, and a flat
+    # jittered cloth under a copy of itself lifted by 0.9 r at one side to 1.1 r at the other
+    # (an edge and its copy are nearly parallel, one above the other, so their distance is
+    # nearly the gap between them along the line through their midpoints): detection (by the
+    # certificate and by hashing every box) keeps the pairs an exhaustive search over exact
+    # distances keeps, and their nearest distances
+    one = height_field(8, seed)
+    flat = height_field(8, seed, amplitude=0.0)
+    x, nv, r = flat.positions, len(flat.positions), 2 * flat.self_thickness
+    lifted = x + np.outer(r * (0.9 + 0.2 * (x[:, 0] - x[:, 0].min()) / np.ptp(x[:, 0])), [0, 1, 0])
+    mesh = msim.mesh.cloth_grid(8, 8)
+    faces = np.vstack([mesh.faces, mesh.faces + nv])
+    two = msim.System(np.vstack([x, lifted]), np.vstack([mesh.edges, mesh.edges + nv]),
+                      faces=faces, self_contact=True, self_thickness=flat.self_thickness)
+    for sim, faces in [(one, mesh.faces), (two, faces)]:
+        want, want_nearest = brute_pairs(sim, sim.positions, faces)
+        for planar in (True, False):
+            pairs, nearest, _, _ = sim._detected_pairs(planar)
+            got = {(k, frozenset([frozenset(v[:1 + k]), frozenset(v[1 + k:])]))
+                   for k, *v in pairs.tolist()}
+            assert got == want and len(pairs) == len(want)
+            np.testing.assert_allclose(nearest, want_nearest, rtol=1e-12)
+        assert len(want) > 100
 
 
 def folded_corners(n, fold, corners=((1, 1),), tip=None, gap=0.25, thickness=0.3):

@@ -171,11 +171,18 @@ def test_the_build_comparison_steps_another_build_beside_this_one(tmp_path, caps
     windows = ["swinging, steps 4-18", "crumpling, from step 21", "mean over 1 s"]
     assert len(lines) == len(windows)
     for line, window in zip(lines, windows):
-        found = re.search(r"([0-9.]+) ms \(other build, .*?([0-9.]+) ms \(this build, .*"
-                          r"this build ([-+][0-9.]+) ms", line)
+        found = re.search(r"other build ([0-9.]+) ms without self-contact, ([0-9.]+) ms with it "
+                          r"\(ratio ([0-9.]+)\); this build ([0-9.]+) ms, ([0-9.]+) ms \(ratio "
+                          r"([0-9.]+)\); self-contact's cost under this build ([-+][0-9.]+) ms",
+                          line)
         assert window in line and found, line
-        theirs, ours, difference = map(float, found.groups())
-        assert abs(ours - theirs - difference) <= 0.0015, line
+        plain0, touched0, ratio0, plain1, touched1, ratio1, difference = map(float, found.groups())
+        # each figure is printed to 0.0005 (ms or ratio): the ratios and the difference must lie
+        # within the range of what the printed times allow
+        for plain, touched, ratio in ((plain0, touched0, ratio0), (plain1, touched1, ratio1)):
+            assert ((touched - 5e-4) / (plain + 5e-4) - 5e-4 <= ratio
+                    <= (touched + 5e-4) / (plain - 5e-4) + 5e-4), line
+        assert abs((touched1 - plain1) - (touched0 - plain0) - difference) <= 0.003, line
 
 
 def test_the_build_comparison_refuses_a_checkout_without_a_built_extension(tmp_path):

@@ -126,12 +126,12 @@ def test_detection_on_jittered_height_fields_is_the_same_by_the_certificate(seed
     assert used and pairs > 50
 
 
-def brute_pairs(sim, x, faces):
+def brute_pairs(sim, faces):
     """Every point-triangle and edge-edge pair of the faces sharing no vertex whose exact
-    distance is below the detection radius, twice the thickness (each as a kind and a set of
-    vertex sets), and each vertex's nearest such distance (the radius when none; infinite
-    off the triangles)."""
-    r = 2 * sim.self_thickness
+    distance at sim's positions is below the detection radius, twice the thickness (each as a
+    kind and a set of vertex sets), and each vertex's nearest such distance (the radius when
+    none; infinite off the triangles)."""
+    x, r = sim.positions, 2 * sim.self_thickness
     edges = msim.mesh.unique_edges(msim.mesh.cell_edges("triangle", faces))
     pairs, nearest = set(), np.full(len(x), np.inf)
     nearest[np.unique(faces)] = r
@@ -151,20 +151,19 @@ def brute_pairs(sim, x, faces):
 def test_detection_keeps_exactly_the_pairs_within_its_radius_by_brute_force(seed):
     # a jittered height field whose neighbours lie on both sides of the radius r, and a flat
     # jittered cloth under a copy of itself lifted by 0.9 r at one side to 1.1 r at the other
-    # (an edge and its copy are nearly parallel, one above the other, so their distance is
-    # nearly the gap between them along the line through their midpoints): detection (by the
-    # certificate and by hashing every box) keeps the pairs an exhaustive search over exact
-    # distances keeps, and their nearest distances
+    # (each edge nearly parallel to its copy, so that many pairs lie within a few percent of r
+    # on either side): detection (by the certificate and by hashing every box) keeps the pairs
+    # an exhaustive search over exact distances keeps, and their nearest distances
     one = height_field(8, seed)
     flat = height_field(8, seed, amplitude=0.0)
     x, nv, r = flat.positions, len(flat.positions), 2 * flat.self_thickness
     lifted = x + np.outer(r * (0.9 + 0.2 * (x[:, 0] - x[:, 0].min()) / np.ptp(x[:, 0])), [0, 1, 0])
     mesh = msim.mesh.cloth_grid(8, 8)
-    faces = np.vstack([mesh.faces, mesh.faces + nv])
+    layers = np.vstack([mesh.faces, mesh.faces + nv])
     two = msim.System(np.vstack([x, lifted]), np.vstack([mesh.edges, mesh.edges + nv]),
-                      faces=faces, self_contact=True, self_thickness=flat.self_thickness)
-    for sim, faces in [(one, mesh.faces), (two, faces)]:
-        want, want_nearest = brute_pairs(sim, sim.positions, faces)
+                      faces=layers, self_contact=True, self_thickness=flat.self_thickness)
+    for sim, faces in [(one, mesh.faces), (two, layers)]:
+        want, want_nearest = brute_pairs(sim, faces)
         for planar in (True, False):
             pairs, nearest, _, _ = sim._detected_pairs(planar)
             got = {(k, frozenset([frozenset(v[:1 + k]), frozenset(v[1 + k:])]))

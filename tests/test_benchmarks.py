@@ -177,12 +177,29 @@ def test_the_build_comparison_steps_another_build_beside_this_one(tmp_path, caps
                           line)
         assert window in line and found, line
         plain0, touched0, ratio0, plain1, touched1, ratio1, difference = map(float, found.groups())
+        assert plain0 > 0.0005 and plain1 > 0.0005, line
         # each figure is printed to 0.0005 (ms or ratio): the ratios and the difference must lie
         # within the range of what the printed times allow
         for plain, touched, ratio in ((plain0, touched0, ratio0), (plain1, touched1, ratio1)):
             assert ((touched - 5e-4) / (plain + 5e-4) - 5e-4 <= ratio
                     <= (touched + 5e-4) / (plain - 5e-4) + 5e-4), line
         assert abs((touched1 - plain1) - (touched0 - plain0) - difference) <= 0.003, line
+
+
+def test_the_build_comparison_prints_each_builds_ratio_and_the_difference_of_their_costs(
+        monkeypatch, capsys):
+    # fixed step times [s] for the other build's plain and touched cloths and this build's:
+    # each build's ratio to its own plain step (3 and 2.75), and what self-contact adds under
+    # this build less what it adds under the other: (5.5 - 2) - (3 - 1) = +1.5 ms
+    monkeypatch.setattr(ab, "in_turn", lambda sims, steps: np.outer([1e-3, 3e-3, 2e-3, 5.5e-3],
+                                                                    np.ones(steps)))
+    ab.compare(run.msim, 6, 1, 1, seconds=1.0)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3
+    for line in lines:
+        assert line.endswith(": other build 1.000 ms without self-contact, 3.000 ms with it (ratio "
+                             "3.000); this build 2.000 ms, 5.500 ms (ratio 2.750); self-contact's "
+                             "cost under this build +1.500 ms"), line
 
 
 def test_the_build_comparison_refuses_a_checkout_without_a_built_extension(tmp_path):

@@ -149,15 +149,17 @@ def brute_pairs(sim, faces):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_detection_keeps_exactly_the_pairs_within_its_radius_by_brute_force(seed):
-    # a jittered height field whose neighbours lie on both sides of the radius r, and a flat
-    # jittered cloth under a copy of itself lifted by 0.9 r at one side to 1.1 r at the other
-    # (each edge nearly parallel to its copy, so that many pairs lie within a few percent of r
-    # on either side): detection (by the certificate and by hashing every box) keeps the pairs
-    # an exhaustive search over exact distances keeps, and their nearest distances
+    # a jittered height field whose neighbours lie on both sides of the radius r (detection by
+    # the certificate and by hashing every box), and a flat jittered cloth under a copy of
+    # itself lifted by 0.99 r at one side to 1.01 r at the other (two disks, so hashed both
+    # times; each edge nearly parallel to its copy, so that many pairs lie within 0.1% of r):
+    # detection keeps the pairs an exhaustive search over exact distances keeps, and their
+    # nearest distances, to the bit (the same distance function on the same points)
     one = height_field(8, seed)
     flat = height_field(8, seed, amplitude=0.0)
     x, nv, r = flat.positions, len(flat.positions), 2 * flat.self_thickness
-    lifted = x + np.outer(r * (0.9 + 0.2 * (x[:, 0] - x[:, 0].min()) / np.ptp(x[:, 0])), [0, 1, 0])
+    lifted = x + np.outer(r * (0.99 + 0.02 * (x[:, 0] - x[:, 0].min()) / np.ptp(x[:, 0])),
+                          [0, 1, 0])
     mesh = msim.mesh.cloth_grid(8, 8)
     layers = np.vstack([mesh.faces, mesh.faces + nv])
     two = msim.System(np.vstack([x, lifted]), np.vstack([mesh.edges, mesh.edges + nv]),
@@ -165,11 +167,12 @@ def test_detection_keeps_exactly_the_pairs_within_its_radius_by_brute_force(seed
     for sim, faces in [(one, mesh.faces), (two, layers)]:
         want, want_nearest = brute_pairs(sim, faces)
         for planar in (True, False):
-            pairs, nearest, _, _ = sim._detected_pairs(planar)
+            pairs, nearest, _, used = sim._detected_pairs(planar)
+            assert used == (planar and sim is one)
             got = {(k, frozenset([frozenset(v[:1 + k]), frozenset(v[1 + k:])]))
                    for k, *v in pairs.tolist()}
             assert got == want and len(pairs) == len(want)
-            np.testing.assert_allclose(nearest, want_nearest, rtol=1e-12)
+            np.testing.assert_array_equal(nearest, want_nearest)
         assert len(want) > 100
 
 

@@ -34,7 +34,7 @@ import numpy as np
 
 import msim
 
-from .self_contact import hanging_cloth, in_turn, windows
+from .self_contact import hanging_cloth, median_steps, windows
 
 
 def other_build(checkout: str, folder: str) -> ModuleType:
@@ -59,17 +59,14 @@ def other_build(checkout: str, folder: str) -> ModuleType:
 def compare(other: ModuleType, n: int, threads: int, repeats: int, seconds: float) -> None:
     """The hanging cloth's FMS steps without and with self-contact under `other` and under this
     build, in turn, `repeats` times: per window, each step's median, averaged."""
-    steps = round(30 * seconds)
-    builds = (other, msim)
-    times = np.zeros((repeats, 4, steps))
-    for r in range(repeats):
-        sims = [hanging_cloth(mod, n, threads, self_contact=touched)
-                for mod in builds for touched in (False, True)]
-        times[r] = in_turn(sims, steps)
+    def alike(sims):
         if not all(np.array_equal(sims[k].positions, sims[k + 2].positions) for k in (0, 1)):
             raise SystemExit("the two builds move the cloth apart: they would be timed on "
                              "different work")
-    median = np.median(times, axis=0)
+
+    median = median_steps(lambda: [hanging_cloth(mod, n, threads, self_contact=touched)
+                                   for mod in (other, msim) for touched in (False, True)],
+                          round(30 * seconds), repeats, alike)
     for what, window in windows(seconds):
         plain0, touched0, plain1, touched1 = (median[i, window].mean() for i in range(4))
         print(f"hanging {n}x{n} cloth, fms step, {threads} thread(s), {what}: other build "

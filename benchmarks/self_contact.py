@@ -99,6 +99,19 @@ def in_turn(sims, steps: int) -> np.ndarray:
     return times
 
 
+def median_steps(make_sims, steps: int, repeats: int, check=None) -> np.ndarray:
+    """The systems make_sims() builds, stepped in turn (`in_turn`) `steps` times, `repeats` times
+    over new ones: each step's median time [s], (len(sims), steps). check(sims), when given,
+    after each run."""
+    runs = []
+    for _ in range(repeats):
+        sims = make_sims()
+        runs.append(in_turn(sims, steps))
+        if check is not None:
+            check(sims)
+    return np.median(runs, axis=0)
+
+
 def hanging(n: int, repeats: int, seconds: float = 2.0) -> None:
     """The hanging cloth's first `seconds` of FMS steps without and with self-contact, the two
     stepped in turn in one process (each pair of steps sees the machine at the same speed,
@@ -107,11 +120,8 @@ def hanging(n: int, repeats: int, seconds: float = 2.0) -> None:
     pins (from step 21) and over all but the first (which factorises), and their ratios."""
     steps = round(30 * seconds)
     for threads in THREADS:
-        times = np.zeros((repeats, 2, steps))
-        for r in range(repeats):
-            times[r] = in_turn((hanging_cloth(msim, n, threads, self_contact=False),
-                                hanging_cloth(msim, n, threads)), steps)
-        median = np.median(times, axis=0)
+        median = median_steps(lambda: (hanging_cloth(msim, n, threads, self_contact=False),
+                                       hanging_cloth(msim, n, threads)), steps, repeats)
         for what, window in windows(seconds):
             without, with_ = median[0, window].mean(), median[1, window].mean()
             print(f"hanging {n}x{n} cloth, fms step, {threads} thread(s), {what}: "

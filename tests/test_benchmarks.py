@@ -191,8 +191,8 @@ def test_the_build_comparison_prints_each_builds_ratio_and_the_difference_of_the
     # fixed step times [s] for the other build's plain and touched cloths and this build's:
     # each build's ratio to its own plain step (3 and 2.75), and what self-contact adds under
     # this build less what it adds under the other: (5.5 - 2) - (3 - 1) = +1.5 ms
-    monkeypatch.setattr(ab, "in_turn", lambda sims, steps: np.outer([1e-3, 3e-3, 2e-3, 5.5e-3],
-                                                                    np.ones(steps)))
+    monkeypatch.setattr(self_contact, "in_turn", lambda sims, steps: np.outer(
+        [1e-3, 3e-3, 2e-3, 5.5e-3], np.ones(steps)))
     ab.compare(run.msim, 6, 1, 1, seconds=1.0)
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3

@@ -290,12 +290,17 @@ def test_a_pleat_across_a_cloth_leaves_out_its_smaller_side():
     # edge: with the pleat's steep triangles left out the cloth falls in two, both too large to
     # be told apart by floods that stop early (1,300 and 5,300 triangles); flooded whole, the
     # larger side is kept and the smaller, under a quarter of the triangles, left out (keeping
-    # it instead would leave out too many: the certificate would refuse). Detection finds the
-    # same pairs as hashing every box
+    # it instead would leave out too many: the certificate would refuse). Every vertex of the
+    # smaller side is a corner of a triangle left out, so loose at a standstill, and none of the
+    # larger side beyond the pleat (columns c - 1 .. c + 3) is; detection finds the same pairs
+    # as hashing every box
     n, c = 60, 12
     sim, index = pleated(n, c, slice(None))
     used, pairs = detections(sim)
     assert used and pairs > 0
+    certified, loose, _ = sim._planar_path(sim.positions, sim.self_thickness)
+    by_column = loose[index]
+    assert certified and by_column[:, :c].all() and not by_column[:, c + 4:].any()
 
 
 def test_the_certificate_refuses_two_cloths_one_over_the_other():

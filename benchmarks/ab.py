@@ -16,8 +16,8 @@ Printed for each of its windows (swinging, crumpling, the whole run): the mean o
 of each step's median over the repeats, each build's ratio to its plain step, and the
 difference between what self-contact adds to a step under this build and under the other. The
 two builds must move the cloth alike, with and without self-contact, to the bit (checked): else
-they would be timed on different work. Four systems in turn leave each one's arrays colder than the two of
-`self_contact.hanging`, so the ratios here run lower than there.
+they would be timed on different work. Four systems in turn leave each one's arrays colder than
+the two of `self_contact.hanging`, so the ratios here run lower than there.
 """
 
 from __future__ import annotations

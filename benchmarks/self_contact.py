@@ -69,13 +69,16 @@ def detection(n: int, repeats: int) -> None:
 
 
 def hanging_cloth(mod, n: int, threads: int, self_contact: bool = True):
-    """`scenes.hanging_cloth(n)` (an n x n cloth hanging from two corners, 1 kg, k = 1000 N/m) as
-    a System of `mod`, msim or another build of it (benchmarks.ab), with its triangles as
-    collision faces, with or without self-contact: one builder for every baseline and touched
-    cloth the benchmarks compare."""
-    mesh = mod.mesh.cloth_grid(n, n)
-    return mod.System(mesh.vertices, mesh.edges, mass=0.01, stiffness=1000.0, fixed=[0, n - 1],
-                      faces=mesh.faces, self_contact=self_contact, threads=threads)
+    """`mod.scenes.hanging_cloth(n)`'s cloth (n x n, hanging from two corners, 1 kg, k = 1000
+    N/m) rebuilt from its parameters as a System of `mod`, msim or another build of it
+    (benchmarks.ab), with the scene's triangles as collision faces at their default thickness,
+    with or without self-contact: one builder for every baseline and touched cloth the
+    benchmarks compare."""
+    scene = mod.scenes.hanging_cloth(n)
+    # (the scene's cloth has no faces, so its thickness is 0: the default applies instead)
+    model = {k: v for k, v in scene.initial.parameters().items() if k != "self_thickness"}
+    return mod.System(**{**model, "faces": scene.faces, "self_contact": self_contact,
+                         "threads": threads})
 
 
 def windows(seconds: float) -> tuple:

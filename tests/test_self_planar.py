@@ -457,9 +457,10 @@ def test_a_corner_pushed_over_its_neighbour_leaves_the_triangles_it_flips_loose(
 def test_an_inner_vertex_pushed_past_its_neighbour_leaves_its_surroundings_loose(v, p, past):
     # an inner vertex moved past a neighbour: its triangles flip, and the hole they leave has a
     # boundary that folds over itself on the way (its corner crosses the edges beyond), so the
-    # triangles there are left out as well, round after round, until the rest keeps a simple
-    # boundary: certified, with every pair closer than the floor (those that cross included)
-    # holding a loose vertex, and the loose vertices near the one pushed
+    # triangles about those edges are left out as well, round after round, until the rest keeps
+    # a simple boundary: certified, with every pair closer than the floor (those that cross
+    # included) holding a loose vertex, and the loose vertices near the one pushed: within two
+    # rings of it, and not all 25 there
     sim = height_field(10, 0, jitter=0.1)
     x = sim.positions
     y = x.copy()
@@ -470,7 +471,7 @@ def test_an_inner_vertex_pushed_past_its_neighbour_leaves_its_surroundings_loose
     assert certified and loose[v] and loose[p] and close
     assert all(covered(pair, loose, walked) for pair in close)
     near = np.abs(np.divmod(np.flatnonzero(loose), 10) - np.array(divmod(v, 10))[:, None])
-    assert near.max() <= 2 and loose.sum() <= 12
+    assert near.max() <= 2 and loose.sum() <= 16
 
 
 def test_a_notch_closing_along_a_path_leaves_its_sides_loose():

@@ -30,9 +30,9 @@
  * Where a few triangles face away from a (a crumpled corner, a fold), the argument holds on the
  * rest. The kept triangles G are those facing a by more than MS_PLANAR_COS, less, round after
  * round until none goes: those outside G's largest piece (joined across edges), those at a
- * vertex where G makes more than one fan, and those on an edge of G's projected boundary that
- * comes within the rounding margin eps of another. (Once G is one piece, a round that drops
- * more floods it again only when the kept neighbours of some group of the newly dropped
+ * vertex where G makes more than one fan, and those at the ends of an edge of G's projected
+ * boundary that comes within the rounding margin eps of another. (Once G is one piece, a round that
+ * drops more floods it again only when the kept neighbours of some group of the newly dropped
  * triangles are not joined by a short walk: otherwise every path in G through the group can go
  * round it, and G is still one piece.) G is then a surface whose projection covers
  * each point as many times as the image of its boundary (the outer loop and the loops around
@@ -538,10 +538,14 @@ static void link_distances(const ms_model *m, const double *uv, const double *du
   ms_blocks_on(threads, m->nv, MS_PLANAR_BLOCK, link_block, &c);
 }
 
-/* good[f] = 0; 1 when it was kept */
-static int drop(unsigned char *good, int f) {
-  int was = good[f];
-  good[f] = 0;
+/* the triangles at either end of edge e (two vertices) dropped (good 0): the two that meet too
+ * close on the boundary are not enough where it runs along a crease, whose next edges then meet
+ * in the next round, peeling it a pair a round; how many were kept */
+static int drop_ends(const ms_model *m, unsigned char *good, const int *e) {
+  int was = 0;
+  for (int k = 0; k < 2; k++)
+    for (int j = m->vf_start[e[k]]; j < m->vf_start[e[k] + 1]; j++)
+      was += good[m->vf[j]], good[m->vf[j]] = 0;
   return was;
 }
 
@@ -549,14 +553,13 @@ static int drop(unsigned char *good, int f) {
  * kept triangles' boundary at uv (duv NULL) or along the paths uv + s duv; where the projected
  * boundary is not simple by a margin eps (a vertex comes within eps of an edge or, at uv, two edges
  * cross; along a path that starts simple, two edges first meet where one's end touches the
- * other), the triangles of those edges dropped (good 0, *drops of them) */
+ * other), the triangles at the ends of those edges dropped (good 0, *drops of them) */
 static ms_status boundary(ms_planar *w, const ms_model *m, const double *duv, double cap,
                           double eps, double cell, int threads, unsigned char *good, int *drops) {
   const double *uv = w->uv.p;
   double *sigma = w->sigma.p, *beta = w->beta.p, *plo = w->lo.p, *phi = w->hi.p;
   double *blo = w->blo.p, *bhi = w->bhi.p;
   const int *hit, *bedge = w->bnd.p;
-  const int *bface = w->bface.p;
   int nhit, nb = w->nb;
   *drops = 0;
   for (int v = 0; v < m->nv; v++) beta[v] = INFINITY;
@@ -578,7 +581,7 @@ static ms_status boundary(ms_planar *w, const ms_model *m, const double *duv, do
     const int *e = bedge + 2 * hit[2 * k + 1];
     if (v == e[0] || v == e[1]) continue;
     double d = apart(uv, duv, v, e[0], e[1], cap);
-    if (!(d > eps)) *drops += drop(good, bface[hit[2 * k]]) + drop(good, bface[hit[2 * k + 1]]);
+    if (!(d > eps)) *drops += drop_ends(m, good, bedge + 2 * hit[2 * k]) + drop_ends(m, good, e);
     if (d < beta[v]) beta[v] = d;
     if (d < sigma[v]) sigma[v] = d;
   }
@@ -591,7 +594,7 @@ static ms_status boundary(ms_planar *w, const ms_model *m, const double *duv, do
     const double *a = uv + 3 * e[0], *b = uv + 3 * e[1], *c = uv + 3 * g[0], *d = uv + 3 * g[1];
     if (ms_plane_orient(a, b, c) * ms_plane_orient(a, b, d) < 0 &&
         ms_plane_orient(c, d, a) * ms_plane_orient(c, d, b) < 0)
-      *drops += drop(good, bface[hit[2 * k]]) + drop(good, bface[hit[2 * k + 1]]);
+      *drops += drop_ends(m, good, e) + drop_ends(m, good, g);
   }
   return st;
 }

@@ -1,6 +1,6 @@
 """This build of msim against another, stepped in turn in one process (figures, not pass/fail).
 
-    python -m benchmarks.ab OTHER [--n 100] [--threads 1] [--repeats 8] [--seconds 2]
+    python -m benchmarks.ab OTHER [--n 100] [--threads 1] [--repeats 8] [--seconds 5]
 
 On a shared machine the speed drifts by up to half within minutes, so two builds timed one
 after the other differ by the drift as much as by their code. Here the `msim` package of OTHER
@@ -34,7 +34,7 @@ import numpy as np
 
 import msim
 
-from .self_contact import hanging_cloth, median_steps, windows
+from .self_contact import SECONDS, hanging_cloth, median_steps, windows
 
 
 def other_build(checkout: str, folder: str) -> ModuleType:
@@ -82,7 +82,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=8)
-    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--seconds", type=float, default=SECONDS)
     args = parser.parse_args()
     if args.seconds < 1 or args.repeats < 1:
         parser.error("--seconds must be at least 1 (the cloth crumples from step 21) and "

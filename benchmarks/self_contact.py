@@ -11,7 +11,7 @@
 * a hanging n x n cloth with nothing touching: an FMS step (10 iterations) with and without
   self_contact, stepped in turn in one process, their ratio, on 1 and on 2 threads; the mean
   step while it swings (steps 4-18), once its corners crumple at the pins (from step 21) and
-  over its first 2 s, each step the median of `repeats` runs;
+  over its first 5 s, each step the median of `repeats` runs;
 * the folded cloth and the heap: the time per step and its self-contact phases (broad phase,
   narrow phase, bounds: `StepInfo.timings`), the pairs and the bounds' rounds per step, for FMS
   and implicit Euler.
@@ -81,6 +81,11 @@ def hanging_cloth(mod, n: int, threads: int, self_contact: bool = True):
                          "threads": threads})
 
 
+# the hanging cloth's run [s]: its corners crumple from step 21 and stay crumpled as it swings
+# on, folding tightest at 3-5 s (a run of 2 s missed the costliest steps)
+SECONDS = 5.0
+
+
 def windows(seconds: float) -> tuple:
     """The hanging cloth's windows of steps at 1/30 s, named: while it swings (steps 4-18), once
     its corners crumple at the pins (from step 21), and all but the first (which factorises)."""
@@ -115,7 +120,7 @@ def median_steps(make_sims, steps: int, repeats: int, check=None) -> np.ndarray:
     return np.median(runs, axis=0)
 
 
-def hanging(n: int, repeats: int, seconds: float = 2.0) -> None:
+def hanging(n: int, repeats: int, seconds: float = SECONDS) -> None:
     """The hanging cloth's first `seconds` of FMS steps without and with self-contact, the two
     stepped in turn in one process (each pair of steps sees the machine at the same speed,
     which on a shared machine drifts by half within minutes), `repeats` times: the median of

@@ -28,8 +28,9 @@ class StepInfo:
     step's displacement bounds). self_contact (with self_contact on): "pairs", the
     point-triangle and edge-edge pairs closer than twice the thickness at the step's start
     that carry the contact energy (pairs within self_contact_ring are left out); "gap", the
-    smallest distance there between primitives that share no vertex, ring pairs included (the
-    bounds keep those apart too) [m], capped at twice the thickness; "limited", the vertices
+    smallest distance there between primitives outside each other's ring, those that may touch
+    (a crease brings its neighbours closer, and the bounds keep those apart too, with no
+    energy) [m], capped at twice the thickness; "limited", the vertices
     the bounds stopped short of where the method put them; "rounds", the passes the bounds
     made over the step's end (the first by the pairs of the step's start, or by the pairs
     the vertices' paths sweep past when some vertex moved farther than the radius allows;

@@ -126,14 +126,28 @@ def test_detection_on_jittered_height_fields_is_the_same_by_the_certificate(seed
     assert used and pairs > 50
 
 
-def brute_pairs(sim, faces):
+def rings(faces, nv, depth=2):
+    """Each vertex's topological ring: the vertices within `depth` triangle edges of it."""
+    near = [{v} for v in range(nv)]
+    for f in faces:
+        for a in f:
+            near[a].update(f)
+    ring = near
+    for _ in range(depth - 1):
+        ring = [set().union(*(near[u] for u in ring[v])) for v in range(nv)]
+    return ring
+
+
+def brute_pairs(sim, faces, keep=lambda ring, v: True):
     """Every point-triangle and edge-edge pair of the faces sharing no vertex whose exact
     distance at sim's positions is below the detection radius, twice the thickness (each as a
-    kind and a set of vertex sets), and each vertex's nearest such distance (the radius when
-    none; infinite off the triangles)."""
+    kind and a set of vertex sets), those keep(in_ring, vertices) refuses left out, each
+    vertex's nearest distance over the pairs kept (the radius when none; infinite off the
+    triangles), and the smallest distance of a pair outside the ring (the radius when none)."""
     x, r = sim.positions, 2 * sim.self_thickness
     edges = msim.mesh.unique_edges(msim.mesh.cell_edges("triangle", faces))
-    pairs, nearest = set(), np.full(len(x), np.inf)
+    ring = rings(faces, len(x))
+    pairs, nearest, gap = set(), np.full(len(x), np.inf), r
     nearest[np.unique(faces)] = r
     candidates = [(0, (v,), tuple(f)) for v in range(len(x)) for f in faces if v not in f]
     candidates += [(1, tuple(e), tuple(g)) for i, e in enumerate(edges) for g in edges[i + 1:]
@@ -141,10 +155,13 @@ def brute_pairs(sim, faces):
     for kind, a, b in candidates:
         v = np.r_[a, b]
         d = np.sqrt(msim._core._pair_distance(("pt", "ee")[kind], x[v])[0])
-        if d < r:
+        in_ring = any(ring[i] & set(b) for i in a)
+        if d < r and keep(in_ring, v):
             pairs.add((kind, frozenset([frozenset(a), frozenset(b)])))
             nearest[v] = np.minimum(nearest[v], d)
-    return pairs, nearest
+        if d < r and not in_ring:
+            gap = min(gap, d)
+    return pairs, nearest, gap
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -165,15 +182,49 @@ def test_detection_keeps_exactly_the_pairs_within_its_radius_by_brute_force(seed
     two = msim.System(np.vstack([x, lifted]), np.vstack([mesh.edges, mesh.edges + nv]),
                       faces=layers, self_contact=True, self_thickness=flat.self_thickness)
     for sim, faces in [(one, mesh.faces), (two, layers)]:
-        want, want_nearest = brute_pairs(sim, faces)
+        want, want_nearest, want_gap = brute_pairs(sim, faces)
         for planar in (True, False):
-            pairs, nearest, _, used = sim._detected_pairs(planar)
+            pairs, nearest, gap, used = sim._detected_pairs(planar)
             assert used == (planar and sim is one)
-            got = {(k, frozenset([frozenset(v[:1 + k]), frozenset(v[1 + k:])]))
-                   for k, *v in pairs.tolist()}
-            assert got == want and len(pairs) == len(want)
+            assert as_sets(pairs) == want and len(pairs) == len(want)
             np.testing.assert_array_equal(nearest, want_nearest)
+            assert gap == want_gap
         assert len(want) > 100
+
+
+def as_sets(pairs):
+    """Detected pairs (kind, vertices) as brute_pairs gives them."""
+    return {(k, frozenset([frozenset(v[:1 + k]), frozenset(v[1 + k:])]))
+            for k, *v in pairs.tolist()}
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_detection_that_leaves_the_ring_out_keeps_exactly_the_pairs_outside_it(seed):
+    # a step expected to move beyond reach of the radius bounds its end by the pairs its
+    # paths bring close, so its detection needs the pairs that carry energy, outside the
+    # ring, and of those within it only the ones holding a fixed vertex (whose nearest
+    # distances bound how far the mesh may be carried along): exactly those an exhaustive
+    # search keeps, their nearest distances, and the gap outside the ring, to the bit
+    field, faces = height_field(8, seed), msim.mesh.cloth_grid(8, 8).faces
+    fixed = np.arange(0, 64, 5)
+    sim = msim.System(field.positions, field.edges, faces=faces, fixed=fixed, self_contact=True,
+                      self_thickness=field.self_thickness)
+
+    def holds_fixed(v):
+        return bool(set(v.tolist()) & set(fixed.tolist()))
+
+    want, want_nearest, want_gap = brute_pairs(
+        sim, faces, keep=lambda ring, v: not ring or holds_fixed(v))
+    # some ring pairs are left out, and some kept for their fixed vertex
+    left_out = brute_pairs(sim, faces, keep=lambda ring, v: ring and not holds_fixed(v))[0]
+    held = brute_pairs(sim, faces, keep=lambda ring, v: ring and holds_fixed(v))[0]
+    assert len(left_out) > 20 and held and not left_out & want
+    for planar in (True, False):
+        pairs, nearest, gap, used = sim._detected_pairs(planar, False)
+        assert used == planar
+        assert as_sets(pairs) == want and len(pairs) == len(want)
+        np.testing.assert_array_equal(nearest, want_nearest)
+        assert gap == want_gap
 
 
 def folded_corners(n, fold, corners=((1, 1),), tip=None, gap=0.25, thickness=0.3):

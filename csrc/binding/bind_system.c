@@ -386,16 +386,18 @@ static PyObject *System_swept_pairs(SystemObject *self, PyObject *args) {
   return out;
 }
 
-/* _detected_pairs(planar) -> (pairs, nearest, gap, planar_used): detection at the positions
- * (ms_self_detect, by the planar certificate where it holds or not): the pairs within the
- * radius as pairs_array gives them, each vertex's nearest distance (n,) [m], the smallest
- * distance [m] and whether the certificate held: a test hook */
+/* _detected_pairs(planar, rings=True) -> (pairs, nearest, gap, planar_used): detection at the
+ * positions (ms_self_detect, by the planar certificate where it holds or not; every ring pair
+ * measured, or only those holding a fixed vertex): the pairs within the radius as pairs_array
+ * gives them, each vertex's nearest distance (n,) [m], the smallest distance outside the ring
+ * [m] and whether the certificate held: a test hook */
 static PyObject *System_detected_pairs(SystemObject *self, PyObject *args) {
-  int planar;
-  if (!PyArg_ParseTuple(args, "p:_detected_pairs", &planar) || check_ready(self) ||
+  int planar, rings = 1;
+  if (!PyArg_ParseTuple(args, "p|p:_detected_pairs", &planar, &rings) || check_ready(self) ||
       need_self_contact(self, "detected pairs") || sys_lock(self))
     return NULL;
-  ms_status st = ms_self_detect(&self->m, &self->d, self->d.x, ms_self_radius(&self->m), planar);
+  ms_status st =
+      ms_self_detect(&self->m, &self->d, self->d.x, ms_self_radius(&self->m), planar, rings);
   npy_intp n = self->m.nv;
   PyObject *pairs = st == MS_OK ? pairs_array(self->d.sc, 0) : PyErr_NoMemory();
   PyObject *nearest = pairs ? PyArray_SimpleNew(1, &n, NPY_FLOAT64) : NULL;
@@ -569,8 +571,9 @@ static PyMethodDef System_methods[] = {
      "cross now, touching included, pairs sharing a vertex excepted: an exact test, zero at "
      "every step of a run with self_contact"},
     {"_detected_pairs", (PyCFunction)System_detected_pairs, METH_VARARGS,
-     "_detected_pairs(planar) -> (pairs, nearest, gap, planar_used): detection at the "
-     "positions, by the planar certificate where it holds or hashing every box (a test hook)"},
+     "_detected_pairs(planar, rings=True) -> (pairs, nearest, gap, planar_used): detection at "
+     "the positions, by the planar certificate where it holds or hashing every box, measuring "
+     "every ring pair or only those holding a fixed vertex (a test hook)"},
     {"_planar_path", (PyCFunction)System_planar_path, METH_VARARGS,
      "_planar_path(y, floor) -> (certified, loose, pairs): the planar certificate of the "
      "straight paths from the positions to y, the vertices it leaves loose and the pairs it "

@@ -44,24 +44,30 @@
  * Newton step is cut, it is cut per vertex too, lest the iterate stall on the bound it reached;
  * L-BFGS takes its step cut per vertex wherever that lowers g more than the capped one, as the
  * capped fraction shrinks toward 0 near the bounds. After a method's step, the displacement from
- * x_t to its result is limited over all pairs within r (ring pairs too) detected at x_t, or swept;
- * where a vertex was limited, the pairs are swept again from the new positions and the rest of the
- * way is limited again, up to MS_SC_ROUNDS rounds or until a round barely moves them. A limited
- * vertex ends where the bounds let it and moves on with v = (x - x_t)/h, as a collision response
- * that removes the approach speed. That response must do no work: a pair the step's end cuts is
- * stopped at the contact zone's edge (D >= dhat, the room gamma (D - dhat)) where it feels no
- * barrier, or where it is if already within the zone, and later rounds carry no pair that feels the
- * barrier closer than the edge; the first round lets a pair into the zone uncut, by one plane's
- * room, only where the method felt it: within r at x_t (the step's pairs) for a method that
- * minimises g along its step, within the zone at x_t for one that samples the barrier there (a
- * linearised step meets no force or stiffness from a pair outside the zone); a pair no solver or
- * force met would bring the barrier's energy from nowhere (stopped at the floor, a collision only
- * the bounds see would store the barrier's energy at 1e-9 m, several times the kinetic energy it
- * removes). The cut moves a pair's sides toward the common translation: for a free mesh the motion
- * of its centre of mass, as a perfectly inelastic collision brings two bodies to a common velocity
- * (keeping their momentum); where a collider holds some of the mesh, the colliders' frame (no
- * translation), so a cut only shortens each vertex's own displacement and never carries a layer
- * resting on the ground into it.
+ * x_t to its result is limited over the pairs within r detected at x_t, or swept. Where every
+ * deviation stays within reach, those must be all the pairs within r, ring pairs too; a step
+ * whose velocities carry it farther (h v beyond reach of the radius) gives its detection the
+ * pairs outside the ring alone, those that carry energy (and the ring pairs of the fixed
+ * vertices, whose nearest distances cap the translation), and its end is then swept whatever
+ * its deviations: the planar certificate and the sweep hold every pair that comes close, ring
+ * pairs with the rest, so a cloth swinging far spares measuring and bounding the thousands of
+ * ring pairs a crumpled corner holds within r. Where a vertex was limited, the pairs are swept
+ * again from the new positions and the rest of the way is limited again, up to MS_SC_ROUNDS rounds
+ * or until a round barely moves them. A limited vertex ends where the bounds let it and moves on
+ * with v = (x - x_t)/h, as a collision response that removes the approach speed. That response must
+ * do no work: a pair the step's end cuts is stopped at the contact zone's edge (D >= dhat, the room
+ * gamma (D - dhat)) where it feels no barrier, or where it is if already within the zone, and later
+ * rounds carry no pair that feels the barrier closer than the edge; the first round lets a pair
+ * into the zone uncut, by one plane's room, only where the method felt it: within r at x_t (the
+ * step's pairs) for a method that minimises g along its step, within the zone at x_t for one that
+ * samples the barrier there (a linearised step meets no force or stiffness from a pair outside the
+ * zone); a pair no solver or force met would bring the barrier's energy from nowhere (stopped at
+ * the floor, a collision only the bounds see would store the barrier's energy at 1e-9 m, several
+ * times the kinetic energy it removes). The cut moves a pair's sides toward the common translation:
+ * for a free mesh the motion of its centre of mass, as a perfectly inelastic collision brings two
+ * bodies to a common velocity (keeping their momentum); where a collider holds some of the mesh,
+ * the colliders' frame (no translation), so a cut only shortens each vertex's own displacement and
+ * never carries a layer resting on the ground into it.
  */
 #include <math.h>
 #include <string.h>
@@ -129,9 +135,12 @@ static double box_gap(const ms_sc_pair *pr, const double *x) {
 
 /* a lower bound on pair pr's distance at the positions of the last detection, whose nearest
  * distances (capped at its radius) are near: a pair it found within the radius lowered each
- * of its vertices' nearest to at most its distance, any other is at least the radius apart */
-static double near_floor(const ms_sc_pair *pr, const double *near) {
+ * of its vertices' nearest to at most its distance, any other is at least the radius apart,
+ * but a ring pair where the detection left those out (w->rings 0): 0 for it */
+static double near_floor(const ms_model *m, const ms_self_ws *w, const ms_sc_pair *pr,
+                         const double *near) {
   double least = INFINITY;
+  if (!w->rings && pr->ring && ms_self_in_ring(m, pr)) return 0.0;
   for (int k = 0; k < 4; k++) least = ms_min(least, near[pr->v[k]]);
   return least;
 }
@@ -196,10 +205,10 @@ static double seen_slack(const ms_model *m, double room, double seen) {
 
 /* the room that pair pr surely has at x: seen_slack of a lower bound on its distance (the gap
  * between its boxes, or the last detection's nearest distances near where x is where it ran) */
-static double pair_slack(const ms_model *m, const ms_sc_pair *pr, const double *x,
-                         const double *near, double seen) {
+static double pair_slack(const ms_model *m, const ms_self_ws *w, const ms_sc_pair *pr,
+                         const double *x, const double *near, double seen) {
   double gap = box_gap(pr, x);
-  if (near) gap = ms_max(gap, near_floor(pr, near));
+  if (near) gap = ms_max(gap, near_floor(m, w, pr, near));
   return seen_slack(m, MS_SC_GAMMA * (gap - MS_SC_FLOOR * m->sc_thickness), seen);
 }
 
@@ -223,7 +232,7 @@ static const double *iterate_slack(const ms_model *m, ms_self_ws *w, const doubl
   w->npvert = 0;
   for (int p = 0; p < w->npair; p++) {
     const ms_sc_pair *pr = w->pair + p;
-    slack[p] = pair_slack(m, pr, x, near, INFINITY);
+    slack[p] = pair_slack(m, w, pr, x, near, INFINITY);
     for (int k = 0; k < 4; k++)
       if (!mark[pr->v[k]]) mark[pr->v[k]] = 1, list[w->npvert++] = pr->v[k];
   }
@@ -274,7 +283,7 @@ static int pair_scales(const ms_model *m, ms_self_ws *w, const double *x, const 
     if (pass && last < (pass - 1) * w->npair + p) continue;
     // c_A + c_B <= the largest relative move: within the least room a lower bound on D
     // leaves (as if the pair felt the barrier) it holds
-    double slack = !kept                 ? pair_slack(m, pr, x, near, seen)
+    double slack = !kept                 ? pair_slack(m, w, pr, x, near, seen)
                    : kind == MS_SC_START ? seen_slack(m, kept[p], seen)
                                          : kept[p];
     if (relative_move(pr, dx, scale) <= 2 * slack) continue;
@@ -388,17 +397,38 @@ static void deviations(const ms_model *m, ms_self_ws *w, const double *x, const 
   }
 }
 
-/* 1 when every deviation stays within reach of the radius (pairs farther than r then stay
- * outside the thickness, where no barrier can gain energy a method never saw) */
-static int within_reach(const ms_model *m, const ms_self_ws *w) {
+/* 1 when every deviation dev (nv,3) of a vertex in a triangle stays within reach of the radius,
+ * gamma (r - dhat) */
+static int reaches(const ms_model *m, const double *dev) {
   double room = MS_SC_GAMMA * (ms_self_radius(m) - m->sc_thickness);
   int inside = 1;
   for (int i = 0; i < m->nv; i++) {
     double len = 0;
-    for (int t = 0; t < 3; t++) len += w->dev[3 * i + t] * w->dev[3 * i + t];
-    inside &= isinf(w->nearest[i]) || len <= room * room;
+    for (int t = 0; t < 3; t++) len += dev[3 * i + t] * dev[3 * i + t];
+    inside &= m->vf_start[i + 1] == m->vf_start[i] || len <= room * room;
   }
   return inside;
+}
+
+/* 1 when every deviation stays within reach of the radius and the step's detection measured
+ * every ring pair: the pairs within r at x_t then hold every pair (those farther than r stay
+ * outside the thickness, where no barrier can gain energy a method never saw) */
+static int within_reach(const ms_model *m, const ms_self_ws *w) {
+  return w->rings && reaches(m, w->dev);
+}
+
+int ms_self_within_reach(const ms_model *m, ms_data *d, double h) {
+  double mass = 0, mean[3] = {0, 0, 0};
+  for (int i = 0; i < m->nv; i++) {
+    for (int t = 0; t < 3 && !m->fixed[i]; t++) mean[t] += m->mass[i] * d->v[3 * i + t];
+    mass += m->fixed[i] ? 0.0 : m->mass[i];
+  }
+  for (int t = 0; t < 3; t++) mean[t] = mass > 0 ? h * mean[t] / mass : 0.0;
+  double *dev = d->sc->dev;
+  for (int i = 0; i < m->nv; i++)
+    for (int t = 0; t < 3; t++)
+      dev[3 * i + t] = m->fixed[i] ? -mean[t] : h * d->v[3 * i + t] - mean[t];
+  return reaches(m, dev);
 }
 
 /* w->scale: the fraction of its deviation each vertex touched(all) lists keeps under w's pairs

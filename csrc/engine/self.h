@@ -51,7 +51,10 @@ struct ms_self_ws {
                            (a detection) or patch pair by patch pair (a sweep) */
   int *vstart;          /* (nv+1) vertex v's energy pairs are vpair[vstart[v] .. vstart[v+1]) */
   int *vpair;           /* (4 cap) */
-  double gap;           /* the smallest distance the last detection found (r when none) [m] */
+  double gap;           /* the smallest distance the last detection found between primitives
+                           outside each other's ring (r when none) [m] */
+  int rings;            /* the last detection measured every ring pair (else only those holding
+                           a fixed vertex) */
   double reach;         /* the step's end moves reach times a solver's iterate from x_t */
   ms_sc_fric *fric;     /* (fcap) selffriction.c: the friction of pair p */
   int fcap;             /* friction entries allocated */
@@ -90,9 +93,9 @@ double ms_pair_energy(const ms_model *m, int kind, const double q[12], ms_spd sp
                       double hess[144]);
 
 /* selfcontact.c: the step's pairs (those closer than twice the thickness at the step's start,
- * ms_self_begin) and the self-contact energy over them */
+ * ms_self_begin, for a step of h [s]) and the self-contact energy over them */
 void ms_self_free(void *w);
-ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info);
+ms_status ms_self_begin(const ms_model *m, ms_data *d, double h, ms_info *info);
 int ms_self_active(const ms_model *m, const ms_data *d);
 /* 1 when vertex i is in one of the step's energy pairs (0 without self-contact) */
 int ms_self_paired(const ms_model *m, const ms_data *d, int i);
@@ -144,6 +147,11 @@ void ms_self_friction_impulse(const ms_model *m, ms_data *d, double h);
  * within its sweep VBD takes the fraction of vertex i's step dx from x that keeps its energy
  * pairs apart */
 ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, int sampled, ms_info *info);
+/* 1 when a step of h [s] that moves each vertex by h v from d->x stays within reach of the
+ * radius (every deviation from the free vertices' mean move within gamma (r - dhat)): its end
+ * is then likely bounded by the pairs within r at the start, ring pairs included, which the
+ * step's detection then measures (w->dev its scratch) */
+int ms_self_within_reach(const ms_model *m, ms_data *d, double h);
 /* FMS's safeguard under self-contact, whose barrier its matrix carries by a bound on its
  * curvature at x_t that a closing gap can outgrow (and VBD's, where the bounds cut a sweep):
  * the iterate x before an iteration is kept, and an iterate d->xn that raised g is moved back
@@ -166,11 +174,14 @@ double ms_self_vertex_cap(const ms_model *m, const ms_data *d, const double *x, 
                           const double dx[3]);
 
 /* selfcontact.c: detection at x within r: the pairs within r that share no vertex (ring pairs
- * flagged) and each vertex's distance to the nearest primitive not sharing a vertex with it
- * (capped at r; INFINITY for a vertex in no triangle). planar: 1 to search only near the
- * tight vertices where the mesh projects one to one onto a plane (planar.c; the same pairs in
- * the same order, w->planar_used says whether it did), 0 to hash every box */
-ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r, int planar);
+ * flagged; rings 1: every one, 0: only those holding a fixed vertex) and each vertex's distance
+ * to the nearest primitive of those pairs (capped at r; INFINITY for a vertex in no triangle:
+ * rings 0 leaves it a lower bound on the distances of the pairs outside the ring alone).
+ * planar: 1 to search only near the tight vertices where the mesh projects one to one onto a
+ * plane (planar.c; the same pairs in the same order, w->planar_used says whether it did), 0 to
+ * hash every box */
+ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r, int planar,
+                         int rings);
 /* the pairs a move from x by dx (nv,3) must keep apart: every pair that shares no vertex and
  * whose points may come within the detection radius r on the straight paths (sweep.c: moving
  * 1, swept in frames that move with the mesh, for these paths only; 0, in x's frame, also for

@@ -5,15 +5,15 @@
  * share a vertex never count; pairs whose vertices lie within m->sc_ring triangle edges of
  * each other (m->ring) feel no energy, so a cloth's own neighbours never repel. Detection at x
  * finds every pair closer than r: bounding boxes inflated by r (points) and r/2 (edges) in a
- * spatial hash (hash.c), then exact distances (distance.c). It also gives each vertex its
- * distance to the nearest primitive it does not belong to, which the displacement bounds
- * read (bounds.c). The step's pairs are found once at its start x_t within twice the
- * thickness, and the self-contact energy sum_pairs b(d) (barrier.c) over them enters every
- * method: as forces (explicit methods, the gradient of g), each pair's whole Hessian (Newton,
- * linearised implicit Euler), a bound on each pair's curvature (FMS), a vertex's share (VBD)
- * and a projection (XPBD).
- * Every sum runs over the pairs in their sorted order, serially, so no result depends on the
- * thread count.
+ * spatial hash (hash.c), then exact distances (distance.c), the ring pairs only where the
+ * displacement bounds will ask for them (bounds.c: a step expected to stay within reach of r,
+ * or a pair holding a fixed vertex). It also gives each vertex its distance to the nearest
+ * primitive of the pairs it keeps, which the bounds read. The step's pairs are found once at its
+ * start x_t within twice the thickness, and the self-contact energy sum_pairs b(d) (barrier.c) over
+ * them enters every method: as forces (explicit methods, the gradient of g), each pair's whole
+ * Hessian (Newton, linearised implicit Euler), a bound on each pair's curvature (FMS), a vertex's
+ * share (VBD) and a projection (XPBD). Every sum runs over the pairs in their sorted order,
+ * serially, so no result depends on the thread count.
  */
 #include <limits.h>
 #include <math.h>
@@ -223,21 +223,27 @@ static ms_sc_pair hit_pair(const ms_model *m, int kind, const int *hit, int k) {
   return (ms_sc_pair){kind, {a[0], a[1], b[0], b[1]}, 0};
 }
 
-/* what the blocks of a narrow phase share: the broad phase's hits of one kind, and the radius
- * of a detection */
+/* what the blocks of a narrow phase share: the broad phase's hits of one kind, the radius of
+ * a detection and whether it measures every ring pair */
 typedef struct {
   const ms_model *m;
   ms_self_ws *w;
   const double *x;
   const int *hit;
-  int kind, sweep;
+  int kind, sweep, rings;
   double r;
 } narrowing;
 
-/* the hits [lo, hi): w->hdist their distances at x (-1: the pair shares a vertex; 0 unmeasured
- * in a sweep), w->hring their ring flags (1 for every pair of a sweep: its pairs bound the
- * step's end, they carry no energy; looked up only for a detection's pairs within r, the
- * ones it keeps) */
+/* 1 when a vertex of pair p is fixed */
+static int holds_fixed(const ms_model *m, const ms_sc_pair *p) {
+  return m->fixed[p->v[0]] | m->fixed[p->v[1]] | m->fixed[p->v[2]] | m->fixed[p->v[3]];
+}
+
+/* the hits [lo, hi): w->hdist their distances at x (-1: the pair shares a vertex, or is a ring
+ * pair a detection leaves unmeasured; 0 unmeasured in a sweep), w->hring their ring flags (1 for
+ * every pair of a sweep: its pairs bound the step's end, they carry no energy; looked up first
+ * where a detection leaves ring pairs out, but those holding a fixed vertex, else only for the
+ * pairs within r, the ones it keeps) */
 static void narrow_block(void *ctx, int lo, int hi) {
   const narrowing *c = ctx;
   int na = c->kind == MS_PAIR_PT ? 1 : 2;
@@ -248,20 +254,23 @@ static void narrow_block(void *ctx, int lo, int hi) {
     char *ring = c->w->hring.p;
     dist[k] = -1;
     if (ms_shares_vertex(p.v, na, 4)) continue;
+    int in_ring = !c->sweep && !c->rings && ms_self_in_ring(c->m, &p);
+    if (in_ring && !holds_fixed(c->m, &p)) continue;
     if (!c->sweep) ms_self_gather(&p, c->x, q);
     dist[k] = c->sweep ? 0.0 : sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
-    ring[k] = (char)(c->sweep || (dist[k] < c->r && ms_self_in_ring(c->m, &p)));
+    ring[k] = (char)(c->sweep || in_ring || (dist[k] < c->r && ms_self_in_ring(c->m, &p)));
   }
 }
 
-/* the hits of one kind kept, in order: within r (detection: lowering their vertices' nearest
- * and the gap) or every one that shares no vertex (sweep); distances and ring flags in
- * parallel blocks, the pairs kept serially */
+/* the hits of one kind kept, in order: within r (detection: lowering their vertices' nearest,
+ * and the gap where they are not ring pairs; every ring pair measured or only those holding a
+ * fixed vertex, by rings) or every one that shares no vertex (sweep); distances and ring flags
+ * in parallel blocks, the pairs kept serially */
 static ms_status keep_hits(const ms_model *m, ms_self_ws *w, const double *x, int kind,
-                           const int *hit, int nhit, double r, int sweep) {
+                           const int *hit, int nhit, double r, int sweep, int rings) {
   if (ms_grow(&w->hdist, nhit, sizeof(double), 0) || ms_grow(&w->hring, nhit, sizeof(char), 0))
     return MS_ENOMEM;
-  narrowing c = {m, w, x, hit, kind, sweep, r};
+  narrowing c = {m, w, x, hit, kind, sweep, rings, r};
   ms_blocks(m, nhit, MS_SC_BLOCK, narrow_block, &c);
   const double *hdist = w->hdist.p;
   const char *hring = w->hring.p;
@@ -272,9 +281,9 @@ static ms_status keep_hits(const ms_model *m, ms_self_ws *w, const double *x, in
     double dist = hdist[k];
     if (dist < 0 || (!sweep && !(dist < r))) continue;
     ms_sc_pair p = hit_pair(m, kind, hit, k);
-    for (int v = 0; v < 4 && !sweep; v++) w->nearest[p.v[v]] = fmin(w->nearest[p.v[v]], dist);
-    if (!sweep) w->gap = fmin(w->gap, dist);
     p.ring = hring[k];
+    for (int v = 0; v < 4 && !sweep; v++) w->nearest[p.v[v]] = fmin(w->nearest[p.v[v]], dist);
+    if (!sweep && !p.ring) w->gap = fmin(w->gap, dist);
     w->pair[w->npair++] = p, w->nring += p.ring;
   }
   return MS_OK;
@@ -325,11 +334,13 @@ static double lap(double *t) {
 }
 
 /* the pairs found from x: within r at x, each vertex's nearest and the gap at x (dx NULL; by
- * the planar certificate where it holds, when planar), or every pair whose paths from x to
- * x + dx may come within r (sweep.c, in moving frames or in x's; nearest and gap left; only
- * those with a vertex flagged in only, when given), added to the pairs there are when keep */
+ * the planar certificate where it holds, when planar; the ring pairs all, or only those holding
+ * a fixed vertex, by rings), or every pair whose paths from x to x + dx may come within r
+ * (sweep.c, in moving frames or in x's; nearest and gap left; only those with a vertex flagged
+ * in only, when given), added to the pairs there are when keep */
 static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, const double *dx,
-                            int moving, const unsigned char *only, int keep, int planar, double r) {
+                            int moving, const unsigned char *only, int keep, int planar, int rings,
+                            double r) {
   ms_self_ws *w;
   ms_status st = workspace(m, d, &w);
   if (st != MS_OK) return st;
@@ -340,7 +351,7 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
   w->slack_ok = 0; /* the pairs change: bounds.c measures their rooms and planes again */
   for (int v = 0; v < m->nv && !sweep; v++) w->nearest[v] = INFINITY; /* no triangle: unbounded */
   for (int k = 0; k < 3 * m->nf && !sweep; k++) w->nearest[m->face[k]] = r;
-  if (!sweep) w->gap = r;
+  if (!sweep) w->gap = r, w->rings = rings;
 
   // the broad phase: points inflated by r against the triangles, edges by r/2 against edges;
   // where the mesh projects one to one onto a plane, only the boxes near tight vertices
@@ -361,26 +372,27 @@ static ms_status find_pairs(const ms_model *m, ms_data *d, const double *x, cons
                             ms_threads(m), &pt, &npt);
   }
   w->t_broad += lap(&t);
-  if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_PT, pt, npt, r, sweep);
+  if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_PT, pt, npt, r, sweep, rings);
   w->t_narrow += lap(&t);
   if (st == MS_OK && !sweep && !w->planar_used)
     st = ms_hash_overlaps(&w->hash, w->elo, w->ehi, m->ne, w->elo, w->ehi, m->ne, 1, 1, cell,
                           ms_threads(m), &ee, &nee);
   w->t_broad += lap(&t);
-  if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_EE, ee, nee, r, sweep);
+  if (st == MS_OK) st = keep_hits(m, w, x, MS_PAIR_EE, ee, nee, r, sweep, rings);
   if (st != MS_OK) return w->npair = w->nring = 0, st;
   vertex_pairs(m, w);
   w->t_narrow += lap(&t);
   return MS_OK;
 }
 
-ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r, int planar) {
-  return find_pairs(m, d, x, NULL, 0, NULL, 0, planar, r);
+ms_status ms_self_detect(const ms_model *m, ms_data *d, const double *x, double r, int planar,
+                         int rings) {
+  return find_pairs(m, d, x, NULL, 0, NULL, 0, planar, rings, r);
 }
 
 ms_status ms_self_sweep(const ms_model *m, ms_data *d, const double *x, const double *dx,
                         int moving, const unsigned char *only, int keep) {
-  return find_pairs(m, d, x, dx, moving, only, keep, 0, ms_self_radius(m));
+  return find_pairs(m, d, x, dx, moving, only, keep, 0, 1, ms_self_radius(m));
 }
 
 ms_status ms_self_planar_path(const ms_model *m, ms_data *d, const double *x, const double *y,
@@ -392,8 +404,8 @@ ms_status ms_self_planar_path(const ms_model *m, ms_data *d, const double *x, co
   ms_status st = ms_planar_path(&w->planar, m, x, y, floor, cell_size(m, w, x, r), ms_threads(m),
                                 certified, w->only, &pt, &npt, &ee, &nee);
   w->t_broad += lap(&t);
-  if (st == MS_OK && *certified) st = keep_hits(m, w, x, MS_PAIR_PT, pt, npt, r, 1);
-  if (st == MS_OK && *certified) st = keep_hits(m, w, x, MS_PAIR_EE, ee, nee, r, 1);
+  if (st == MS_OK && *certified) st = keep_hits(m, w, x, MS_PAIR_PT, pt, npt, r, 1, 1);
+  if (st == MS_OK && *certified) st = keep_hits(m, w, x, MS_PAIR_EE, ee, nee, r, 1, 1);
   w->t_narrow += lap(&t);
   return st;
 }
@@ -421,7 +433,7 @@ ms_status ms_self_crossings(const ms_model *m, ms_data *d, const double *x, int 
 
 /* ---------------------------------------------------------------- the step's pairs */
 
-ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info) {
+ms_status ms_self_begin(const ms_model *m, ms_data *d, double h, ms_info *info) {
   if (d->sc) d->sc->active = 0;
   if (!m->self_contact) return d->sc_clean = 0, MS_OK;
   ms_self_ws *w;
@@ -435,7 +447,9 @@ ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info) {
     if (info->crossings) return MS_ECROSSING;
     d->sc_clean = 1;
   }
-  if ((st = ms_self_detect(m, d, d->x, ms_self_radius(m), 1)) != MS_OK) return st;
+  // the ring pairs bound the step's end only where it moves within reach of the radius
+  int rings = ms_self_within_reach(m, d, h);
+  if ((st = ms_self_detect(m, d, d->x, ms_self_radius(m), 1, rings)) != MS_OK) return st;
   if ((st = ms_self_friction_begin(m, d)) != MS_OK) return st;
   d->sc->active = 1, d->sc->reach = 1.0;
   info->pairs = d->sc->npair - d->sc->nring, info->gap = d->sc->gap;
@@ -445,7 +459,7 @@ ms_status ms_self_begin(const ms_model *m, ms_data *d, ms_info *info) {
 /* the pairs at the state d->x, active until ms_self_end (energy and forces of a state) */
 ms_status ms_self_at(const ms_model *m, ms_data *d) {
   if (!m->self_contact) return MS_OK;
-  ms_status st = ms_self_detect(m, d, d->x, ms_self_radius(m), 1);
+  ms_status st = ms_self_detect(m, d, d->x, ms_self_radius(m), 1, 1);
   if (st == MS_OK) d->sc->active = 1, d->sc->lagged = 0;
   return st;
 }

@@ -96,7 +96,7 @@ static ms_status step(const ms_model *m, ms_data *d, ms_method method, double h,
   step_pass p = {.m = m, .d = d, .decay = exp(-m->damping * h)};
   if (!(md->flags & MS_SELF_PREPARED)) ms_blocks(m, m->nv, MS_VBLOCK, prepare_block, &p);
   d->fr.active = 0;
-  ms_status st = ms_self_begin(m, d, info);
+  ms_status st = ms_self_begin(m, d, h, info);
   if (st != MS_OK) return st;
   st = md->step(m, d, h, o, info);
   if (st != MS_OK) return st;

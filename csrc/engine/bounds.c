@@ -48,26 +48,27 @@
  * deviation stays within reach, those must be all the pairs within r, ring pairs too; a step
  * whose velocities carry it farther (h v beyond reach of the radius) gives its detection the
  * pairs outside the ring alone, those that carry energy (and the ring pairs of the fixed
- * vertices, whose nearest distances cap the translation), and its end is then swept whatever
- * its deviations: the planar certificate and the sweep hold every pair that comes close, ring
- * pairs with the rest, so a cloth swinging far spares measuring and bounding the thousands of
- * ring pairs a crumpled corner holds within r. Where a vertex was limited, the pairs are swept
- * again from the new positions and the rest of the way is limited again, up to MS_SC_ROUNDS rounds
- * or until a round barely moves them. A limited vertex ends where the bounds let it and moves on
- * with v = (x - x_t)/h, as a collision response that removes the approach speed. That response must
- * do no work: a pair the step's end cuts is stopped at the contact zone's edge (D >= dhat, the room
- * gamma (D - dhat)) where it feels no barrier, or where it is if already within the zone, and later
- * rounds carry no pair that feels the barrier closer than the edge; the first round lets a pair
- * into the zone uncut, by one plane's room, only where the method felt it: within r at x_t (the
- * step's pairs) for a method that minimises g along its step, within the zone at x_t for one that
- * samples the barrier there (a linearised step meets no force or stiffness from a pair outside the
- * zone); a pair no solver or force met would bring the barrier's energy from nowhere (stopped at
- * the floor, a collision only the bounds see would store the barrier's energy at 1e-9 m, several
- * times the kinetic energy it removes). The cut moves a pair's sides toward the common translation:
- * for a free mesh the motion of its centre of mass, as a perfectly inelastic collision brings two
- * bodies to a common velocity (keeping their momentum); where a collider holds some of the mesh,
- * the colliders' frame (no translation), so a cut only shortens each vertex's own displacement and
- * never carries a layer resting on the ground into it.
+ * vertices, whose nearest distances cap the translation), and its end is swept (the planar
+ * certificate and the sweep hold every pair that comes close, ring pairs with the rest) unless
+ * it stayed within reach after all, when the ring pairs are measured then: a cloth swinging far
+ * spares measuring and bounding the thousands of ring pairs a crumpled corner holds within r. Where
+ * a vertex was limited, the pairs are swept again from the new positions and the rest of the way is
+ * limited again, up to MS_SC_ROUNDS rounds or until a round barely moves them. A limited vertex
+ * ends where the bounds let it and moves on with v = (x - x_t)/h, as a collision response that
+ * removes the approach speed. That response must do no work: a pair the step's end cuts is stopped
+ * at the contact zone's edge (D >= dhat, the room gamma (D - dhat)) where it feels no barrier, or
+ * where it is if already within the zone, and later rounds carry no pair that feels the barrier
+ * closer than the edge; the first round lets a pair into the zone uncut, by one plane's room, only
+ * where the method felt it: within r at x_t (the step's pairs) for a method that minimises g along
+ * its step, within the zone at x_t for one that samples the barrier there (a linearised step meets
+ * no force or stiffness from a pair outside the zone); a pair no solver or force met would bring
+ * the barrier's energy from nowhere (stopped at the floor, a collision only the bounds see would
+ * store the barrier's energy at 1e-9 m, several times the kinetic energy it removes). The cut moves
+ * a pair's sides toward the common translation: for a free mesh the motion of its centre of mass,
+ * as a perfectly inelastic collision brings two bodies to a common velocity (keeping their
+ * momentum); where a collider holds some of the mesh, the colliders' frame (no translation), so a
+ * cut only shortens each vertex's own displacement and never carries a layer resting on the ground
+ * into it.
  */
 #include <math.h>
 #include <string.h>
@@ -135,12 +136,12 @@ static double box_gap(const ms_sc_pair *pr, const double *x) {
 
 /* a lower bound on pair pr's distance at the positions of the last detection, whose nearest
  * distances (capped at its radius) are near: a pair it found within the radius lowered each
- * of its vertices' nearest to at most its distance, any other is at least the radius apart,
- * but a ring pair where the detection left those out (w->rings 0): 0 for it */
-static double near_floor(const ms_model *m, const ms_self_ws *w, const ms_sc_pair *pr,
-                         const double *near) {
+ * of its vertices' nearest to at most its distance, any other is at least the radius apart;
+ * but where it left the ring pairs out (w->rings 0), a pair flagged as one (or swept) may be
+ * closer than its vertices' nearest: 0 for it */
+static double near_floor(const ms_self_ws *w, const ms_sc_pair *pr, const double *near) {
   double least = INFINITY;
-  if (!w->rings && pr->ring && ms_self_in_ring(m, pr)) return 0.0;
+  if (!w->rings && pr->ring) return 0.0;
   for (int k = 0; k < 4; k++) least = ms_min(least, near[pr->v[k]]);
   return least;
 }
@@ -208,7 +209,7 @@ static double seen_slack(const ms_model *m, double room, double seen) {
 static double pair_slack(const ms_model *m, const ms_self_ws *w, const ms_sc_pair *pr,
                          const double *x, const double *near, double seen) {
   double gap = box_gap(pr, x);
-  if (near) gap = ms_max(gap, near_floor(m, w, pr, near));
+  if (near) gap = ms_max(gap, near_floor(w, pr, near));
   return seen_slack(m, MS_SC_GAMMA * (gap - MS_SC_FLOOR * m->sc_thickness), seen);
 }
 
@@ -410,13 +411,6 @@ static int reaches(const ms_model *m, const double *dev) {
   return inside;
 }
 
-/* 1 when every deviation stays within reach of the radius and the step's detection measured
- * every ring pair: the pairs within r at x_t then hold every pair (those farther than r stay
- * outside the thickness, where no barrier can gain energy a method never saw) */
-static int within_reach(const ms_model *m, const ms_self_ws *w) {
-  return w->rings && reaches(m, w->dev);
-}
-
 int ms_self_within_reach(const ms_model *m, ms_data *d, double h) {
   double mass = 0, mean[3] = {0, 0, 0};
   for (int i = 0; i < m->nv; i++) {
@@ -473,11 +467,19 @@ static ms_status round_scales(const ms_model *m, ms_data *d, const double *x, co
   // every vertex: an iterate's round runs once its pairs alone were found to cut (surely_uncut),
   // and apply() then reads every scale
   deviations(m, w, x, target, kind != MS_SC_AGAIN, felt, 1, u);
-  if (kind <= MS_SC_ITERATE || (kind == MS_SC_FIRST && within_reach(m, w))) {
+  // every deviation within reach of the radius: the pairs within r at x_t hold every pair
+  // (those farther than r stay outside the thickness, where no barrier can gain energy a
+  // method never saw), ring pairs too, which a step expected to move farther left out and
+  // measures now (a collider stopped what its velocities carried: one detection costs less
+  // than the sweeps)
+  ms_status st = MS_OK;
+  int within = kind == MS_SC_FIRST && reaches(m, w->dev);
+  if (within && !w->rings && (st = ms_self_detect(m, d, x, ms_self_radius(m), 1, 1)) != MS_OK)
+    return st;
+  if (kind <= MS_SC_ITERATE || within) {
     *cut = scales(m, w, x, kind, felt, 1);
     return MS_OK;
   }
-  ms_status st = MS_OK;
   if (kind == MS_SC_FIRST) {
     st = ms_self_planar_path(m, d, x, target, m->sc_thickness, &planar);
     if (st == MS_OK && planar && (st = ms_self_sweep(m, d, x, w->dev, 1, w->only, 1)) == MS_OK &&

@@ -126,7 +126,7 @@ def test_detection_on_jittered_height_fields_is_the_same_by_the_certificate(seed
     assert used and pairs > 50
 
 
-def rings(faces, nv, depth=2):
+def rings(faces, nv, depth):
     """Each vertex's topological ring: the vertices within `depth` triangle edges of it."""
     near = [{v} for v in range(nv)]
     for f in faces:
@@ -146,7 +146,7 @@ def brute_pairs(sim, faces, keep=lambda ring, v: True):
     triangles), and the smallest distance of a pair outside the ring (the radius when none)."""
     x, r = sim.positions, 2 * sim.self_thickness
     edges = msim.mesh.unique_edges(msim.mesh.cell_edges("triangle", faces))
-    ring = rings(faces, len(x))
+    ring = rings(faces, len(x), sim.self_contact_ring)
     pairs, nearest, gap = set(), np.full(len(x), np.inf), r
     nearest[np.unique(faces)] = r
     candidates = [(0, (v,), tuple(f)) for v in range(len(x)) for f in faces if v not in f]

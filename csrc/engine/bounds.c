@@ -347,6 +347,18 @@ static int supported(const ms_model *m, const double *x, const double *target) {
   return 0;
 }
 
+/* u: the displacement of the free vertices' centre of mass from x toward target (0 when none
+ * is free) */
+static void mean_move(const ms_model *m, const double *x, const double *target, double u[3]) {
+  double mass = 0, sum[3] = {0, 0, 0}; /* (sums kept apart from the arrays) */
+  for (int i = 0; i < m->nv; i++) {
+    for (int t = 0; t < 3 && !m->fixed[i]; t++)
+      sum[t] += m->mass[i] * (target[3 * i + t] - x[3 * i + t]);
+    mass += m->fixed[i] ? 0.0 : m->mass[i];
+  }
+  for (int t = 0; t < 3; t++) u[t] = mass > 0 ? sum[t] / mass : 0.0;
+}
+
 /* the common translation: the displacement of the free vertices' centre of mass (a cut that
  * moves a pair's sides toward it in proportion to their closings keeps the momentum), shortened
  * so that the fixed vertices (displacement 0) stay within their bounds, and outside the contact
@@ -356,19 +368,14 @@ static int supported(const ms_model *m, const double *x, const double *target) {
  * rests on one into it, and the penalty would hand the bounds' work back) */
 static void translation(const ms_model *m, const double *x, const double *target,
                         const double *bound, double felt, double u[3]) {
-  double floor = MS_SC_FLOOR * m->sc_thickness, zone = zone_room(m);
-  double cap = INFINITY, mass = 0, sum[3] = {0, 0, 0}; /* (sums kept apart from the arrays) */
+  double floor = MS_SC_FLOOR * m->sc_thickness, zone = zone_room(m), cap = INFINITY;
   u[0] = u[1] = u[2] = 0;
   if (supported(m, x, target)) return;
-  for (int i = 0; i < m->nv; i++) {
-    // a fixed vertex's room, less the zone where it was felt apart
+  // each fixed vertex's room, less the zone where it was felt apart
+  for (int i = 0; i < m->nv; i++)
     if (m->fixed[i])
       cap = fmin(cap, fmax(MS_SC_GAMMA * (bound[i] - floor) - (bound[i] >= felt) * zone, 0.0));
-    for (int t = 0; t < 3 && !m->fixed[i]; t++)
-      sum[t] += m->mass[i] * (target[3 * i + t] - x[3 * i + t]);
-    mass += m->fixed[i] ? 0.0 : m->mass[i];
-  }
-  for (int t = 0; t < 3; t++) u[t] = mass > 0 ? sum[t] / mass : 0.0;
+  mean_move(m, x, target, u);
   double len = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
   for (int t = 0; t < 3 && len > cap; t++) u[t] *= cap / len;
 }
@@ -380,15 +387,11 @@ static int touched(const ms_model *m, const ms_self_ws *w, int all, const int **
   return all ? m->nv : w->npvert;
 }
 
-/* the common translation u (0 unless translate) and the deviation w->dev from x toward target
- * of the vertices touched(all) lists */
-static void deviations(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
-                       int translate, double felt, int all, double u[3]) {
+/* w->dev: the deviation from x toward target, less the translation u, of the vertices
+ * touched(all) lists (a fixed vertex stays behind by -u) */
+static void deviate(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
+                    const double u[3], int all) {
   double *dev = w->dev;
-  if (translate)
-    translation(m, x, target, w->nearest, felt, u);
-  else
-    u[0] = u[1] = u[2] = 0;
   const double c[3] = {u[0], u[1], u[2]}; /* (not reread after each store to dev) */
   const int *list;
   for (int j = 0, n = touched(m, w, all, &list); j < n; j++) {
@@ -396,6 +399,17 @@ static void deviations(const ms_model *m, ms_self_ws *w, const double *x, const 
     for (int t = 0; t < 3; t++)
       dev[3 * i + t] = m->fixed[i] ? -c[t] : target[3 * i + t] - x[3 * i + t] - c[t];
   }
+}
+
+/* the common translation u (0 unless translate) and the deviation w->dev from x toward target
+ * of the vertices touched(all) lists */
+static void deviations(const ms_model *m, ms_self_ws *w, const double *x, const double *target,
+                       int translate, double felt, int all, double u[3]) {
+  if (translate)
+    translation(m, x, target, w->nearest, felt, u);
+  else
+    u[0] = u[1] = u[2] = 0;
+  deviate(m, w, x, target, u, all);
 }
 
 /* 1 when every deviation dev (nv,3) of a vertex in a triangle stays within reach of the radius,
@@ -412,17 +426,12 @@ static int reaches(const ms_model *m, const double *dev) {
 }
 
 int ms_self_within_reach(const ms_model *m, ms_data *d, double h) {
-  double mass = 0, mean[3] = {0, 0, 0};
-  for (int i = 0; i < m->nv; i++) {
-    for (int t = 0; t < 3 && !m->fixed[i]; t++) mean[t] += m->mass[i] * d->v[3 * i + t];
-    mass += m->fixed[i] ? 0.0 : m->mass[i];
-  }
-  for (int t = 0; t < 3; t++) mean[t] = mass > 0 ? h * mean[t] / mass : 0.0;
-  double *dev = d->sc->dev;
-  for (int i = 0; i < m->nv; i++)
-    for (int t = 0; t < 3; t++)
-      dev[3 * i + t] = m->fixed[i] ? -mean[t] : h * d->v[3 * i + t] - mean[t];
-  return reaches(m, dev);
+  ms_self_ws *w = d->sc;
+  double u[3];
+  for (int k = 0; k < 3 * m->nv; k++) w->target[k] = d->x[k] + h * d->v[k];
+  mean_move(m, d->x, w->target, u);
+  deviate(m, w, d->x, w->target, u, 1);
+  return reaches(m, w->dev);
 }
 
 /* w->scale: the fraction of its deviation each vertex touched(all) lists keeps under w's pairs

@@ -150,7 +150,7 @@ ms_status ms_self_limit(const ms_model *m, ms_data *d, double h, int sampled, ms
 /* 1 when a step of h [s] that moves each vertex by h v from d->x stays within reach of the
  * radius (every deviation from the free vertices' mean move within gamma (r - dhat)): its end
  * is then likely bounded by the pairs within r at the start, ring pairs included, which the
- * step's detection then measures (w->dev its scratch) */
+ * step's detection then measures (w->target and w->dev its scratch) */
 int ms_self_within_reach(const ms_model *m, ms_data *d, double h);
 /* FMS's safeguard under self-contact, whose barrier its matrix carries by a bound on its
  * curvature at x_t that a closing gap can outgrow (and VBD's, where the bounds cut a sweep):

@@ -254,11 +254,13 @@ static void narrow_block(void *ctx, int lo, int hi) {
     char *ring = c->w->hring.p;
     dist[k] = -1;
     if (ms_shares_vertex(p.v, na, 4)) continue;
-    int in_ring = !c->sweep && !c->rings && ms_self_in_ring(c->m, &p);
+    // (looked up once: before the distance where the ring is left out, else only within r)
+    int early = !c->sweep && !c->rings, in_ring = early && ms_self_in_ring(c->m, &p);
     if (in_ring && !holds_fixed(c->m, &p)) continue;
     if (!c->sweep) ms_self_gather(&p, c->x, q);
     dist[k] = c->sweep ? 0.0 : sqrt(ms_pair_dist2(p.kind, q, NULL, NULL));
-    ring[k] = (char)(c->sweep || in_ring || (dist[k] < c->r && ms_self_in_ring(c->m, &p)));
+    ring[k] =
+        (char)(c->sweep || in_ring || (!early && dist[k] < c->r && ms_self_in_ring(c->m, &p)));
   }
 }
 

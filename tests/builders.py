@@ -1,5 +1,6 @@
-"""Systems the tests share: the linear oscillator and the pinned cloth, spring lengths, and each
-integrator's closed form of a fall under a constant acceleration.
+"""Systems the tests share: the linear oscillator and the pinned cloth, spring lengths, each
+integrator's closed form of a fall under a constant acceleration, and a mesh's topological
+distances (the ring self-contact leaves without energy).
 
 pytest puts this folder on sys.path (rootdir-less test folder, default "prepend" import mode),
 so a test module imports them with `from builders import cloth`.
@@ -18,6 +19,18 @@ def lengths(mesh: msim.mesh.Mesh) -> np.ndarray:
     """(m,) length |x_i - x_j| [m] of each edge of `mesh`."""
     d = mesh.vertices[mesh.edges[:, 0]] - mesh.vertices[mesh.edges[:, 1]]
     return np.linalg.norm(d, axis=1)
+
+
+def triangle_hops(faces: np.ndarray, nv: int) -> np.ndarray:
+    """(nv, nv) the fewest triangle edges between each two of nv vertices (inf across pieces), by
+    breadth-first search over the faces' edges (scipy): a pair of primitives lies within the
+    ring r when some vertex of one is at most r from some vertex of the other."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import shortest_path
+
+    edges = msim.mesh.unique_edges(msim.mesh.cell_edges("triangle", np.asarray(faces)))
+    graph = coo_matrix((np.ones(len(edges)), tuple(edges.T)), shape=(nv, nv))
+    return shortest_path(graph, directed=False, unweighted=True)
 
 
 def oscillator(k: float = 100.0, m: float = 1.0, stretch: float = 0.01) -> msim.System:

@@ -14,6 +14,8 @@ import pytest
 
 import msim
 
+from builders import triangle_hops
+
 
 def detections(sim):
     """Detection by the certificate and by hashing every box, checked equal; whether the
@@ -126,18 +128,6 @@ def test_detection_on_jittered_height_fields_is_the_same_by_the_certificate(seed
     assert used and pairs > 50
 
 
-def rings(faces, nv, depth):
-    """Each vertex's topological ring: the vertices within `depth` triangle edges of it."""
-    near = [{v} for v in range(nv)]
-    for f in faces:
-        for a in f:
-            near[a].update(f)
-    ring = near
-    for _ in range(depth - 1):
-        ring = [set().union(*(near[u] for u in ring[v])) for v in range(nv)]
-    return ring
-
-
 def brute_pairs(sim, faces, keep=lambda ring, v: True):
     """Every point-triangle and edge-edge pair of the faces sharing no vertex whose exact
     distance at sim's positions is below the detection radius, twice the thickness (each as a
@@ -146,7 +136,7 @@ def brute_pairs(sim, faces, keep=lambda ring, v: True):
     triangles), and the smallest distance of a pair outside the ring (the radius when none)."""
     x, r = sim.positions, 2 * sim.self_thickness
     edges = msim.mesh.unique_edges(msim.mesh.cell_edges("triangle", faces))
-    ring = rings(faces, len(x), sim.self_contact_ring)
+    hops = triangle_hops(faces, len(x))
     pairs, nearest, gap = set(), np.full(len(x), np.inf), r
     nearest[np.unique(faces)] = r
     candidates = [(0, (v,), tuple(f)) for v in range(len(x)) for f in faces if v not in f]
@@ -155,7 +145,7 @@ def brute_pairs(sim, faces, keep=lambda ring, v: True):
     for kind, a, b in candidates:
         v = np.r_[a, b]
         d = np.sqrt(msim._core._pair_distance(("pt", "ee")[kind], x[v])[0])
-        in_ring = any(ring[i] & set(b) for i in a)
+        in_ring = hops[np.ix_(a, b)].min() <= sim.self_contact_ring
         if d < r and keep(in_ring, v):
             pairs.add((kind, frozenset([frozenset(a), frozenset(b)])))
             nearest[v] = np.minimum(nearest[v], d)
